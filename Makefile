@@ -1,0 +1,46 @@
+# tether — the two set-up commands are `make demo` and `make test`; both install what they need.
+PY ?= python3
+UV := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV := $(PY) -m uv
+endif
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install demo serve test lint typecheck unit bench services clean
+
+$(BIN)/tether: pyproject.toml uv.lock
+	@$(PY) -m uv --version >/dev/null 2>&1 || command -v uv >/dev/null 2>&1 || $(PY) -m pip install -q uv
+	$(UV) sync --frozen
+	@touch $@
+
+install: $(BIN)/tether
+
+demo: install
+	$(BIN)/tether demo --host $(HOST) --port $(PORT)
+
+serve: install
+	$(BIN)/tether serve --host $(HOST) --port $(PORT)
+
+services:
+	@bash scripts/services.sh
+
+lint: install
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install services
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+bench: install
+	$(BIN)/python bench/w1.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

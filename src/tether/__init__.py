@@ -1,0 +1,3 @@
+"""tether: a governed agent backend for business systems."""
+
+__version__ = "0.1.0"

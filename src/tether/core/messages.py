@@ -1,0 +1,61 @@
+"""What flows between the loop and a model: requests, replies, tool calls, usage.
+
+Transcript messages themselves are OpenAI-style dicts (role/content/tool_calls/tool_call_id), so
+they serialise as they are and any provider accepts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON text as the model sent it
+
+    def to_message(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(slots=True)
+class ModelReply:
+    content: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_message(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = [c.to_message() for c in self.tool_calls]
+        return msg
+
+
+TokenSink = Callable[[str], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """One model call. ``skills`` and ``global_context`` let the offline planner follow skill
+    plans; network adapters only send ``messages`` and ``tools``."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    skills: list[Any] = field(default_factory=list)
+    global_context: dict[str, Any] = field(default_factory=dict)
+    on_token: TokenSink | None = None
+    purpose: str = "turn"  # "turn" | "route"
+
+
+def tool_message(tool_call_id: str, content: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": tool_call_id, "content": content}

@@ -1,0 +1,138 @@
+"""The core's boundaries. Adapters (store/, models/, app/) implement these; the core calls only them.
+
+A pause (waiting for a callback, an answer, a confirmation) is plain data behind ``SessionStore``:
+any process holding the store can resume it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tether.core.events import RuntimeEvent
+from tether.core.messages import ModelReply, ModelRequest
+from tether.core.session import AgentSession, Owner
+
+
+class ChatModel(Protocol):
+    """A chat model. ``chat`` returns a final answer or tool calls; it raises ``ModelError`` for a
+    failure after its own retry policy. Streaming adapters call ``request.on_token`` per delta."""
+
+    name: str
+
+    async def chat(self, request: ModelRequest) -> ModelReply: ...
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+
+@dataclass(slots=True)
+class AsyncJob:
+    """An external job a session (or a DSL replay) waits for. Only ``token_hash`` is stored."""
+
+    job_id: str
+    session_id: str
+    tool_call_id: str
+    tool_id: str
+    token_hash: str
+    status: str = "PENDING"  # PENDING | SUCCEEDED | FAILED
+    result: Any = None
+    error: str | None = None
+    created_at: float = field(default_factory=time.time)
+    deadline: float = 0.0
+    applied: bool = False
+    kind: str = "session"  # "session" | "replay"
+
+
+@dataclass(slots=True)
+class Commit:
+    """Everything one step writes, committed atomically: the session's new and replaced messages,
+    its row (version-checked), its events, new jobs and jobs whose result is now applied."""
+
+    session: AgentSession
+    events: list[RuntimeEvent] = field(default_factory=list)
+    new_jobs: list[AsyncJob] = field(default_factory=list)
+    applied_job_ids: list[str] = field(default_factory=list)
+
+
+class SessionStore(Protocol):
+    """Durable sessions, transcripts, events and async jobs.
+
+    ``commit`` writes incrementally (new message rows, replaced rows by index, one session row
+    update) and checks ``session.version``: a stale version raises ``Conflict`` and writes nothing.
+    On success it bumps ``version``, sets ``persisted_count`` and clears ``replaced``.
+    A RUNNING session's lease is renewed by every commit; ``expired_running`` finds the ones
+    whose runner died.
+    """
+
+    async def create(self, commit: Commit) -> None: ...
+
+    async def commit(self, commit: Commit) -> None: ...
+
+    async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession: ...
+
+    async def list_sessions(self, owner: Owner, limit: int, offset: int) -> list[AgentSession]: ...
+
+    async def renew_lease(self, session_id: str, version: int) -> bool: ...
+
+    async def expired_running(self) -> list[str]: ...
+
+    async def events_after(self, session_id: str, after: int, limit: int = 500) -> list[RuntimeEvent]: ...
+
+    async def get_job(self, job_id: str) -> AsyncJob | None: ...
+
+    async def finish_job(self, job_id: str, status: str, result: Any, error: str | None) -> bool:
+        """Record a job's outcome once: True if this call moved it out of PENDING."""
+        ...
+
+    async def unapplied_jobs(self, session_id: str) -> list[AsyncJob]:
+        """Finished jobs of the session whose result is not yet in its transcript."""
+        ...
+
+    async def overdue_jobs(self, now: float) -> list[AsyncJob]: ...
+
+
+@dataclass(slots=True)
+class DslStep:
+    step_id: str
+    tool_id: str
+    args: dict[str, Any]  # literals, ${params.x} and ${steps.sN.path} references
+    schema_hash: str
+
+
+@dataclass(slots=True)
+class DslSnapshot:
+    dsl_id: str
+    owner: Owner
+    source_session_id: str
+    title: str
+    params: dict[str, Any]
+    steps: list[DslStep]
+    created_at: float = field(default_factory=time.time)
+
+
+class DslStore(Protocol):
+    async def save_dsl(self, dsl: DslSnapshot) -> None: ...
+
+    async def get_dsl(self, dsl_id: str, owner: Owner | None = None) -> DslSnapshot: ...
+
+    async def log_execution(self, dsl_id: str, execution_id: str, params: dict[str, Any],
+                            status: str, steps: list[dict[str, Any]], error: str | None) -> None: ...
+
+    async def executions(self, dsl_id: str) -> list[dict[str, Any]]: ...
+
+
+class EventBus(Protocol):
+    """Live fan-out of already-persisted events (in-process; Redis when scaled out)."""
+
+    def publish(self, event: RuntimeEvent) -> None: ...
+
+    def subscribe(self, session_id: str) -> AsyncIterator[RuntimeEvent]: ...

@@ -1,0 +1,162 @@
+"""AgentSession and its status machine.
+
+The session is plain data; the store persists it incrementally (a row per transcript message),
+so it tracks which messages are new or replaced since the last commit. Status changes go through
+``transition`` and an illegal one raises; nothing is silently ignored.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.errors import IllegalTransition
+
+
+class Status(enum.StrEnum):
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    WAITING_ASYNC_CALLBACK = "WAITING_ASYNC_CALLBACK"
+    WAITING_USER_INPUT = "WAITING_USER_INPUT"
+    WAITING_CONFIRMATION = "WAITING_CONFIRMATION"
+    CANCELLED = "CANCELLED"
+
+
+WAITING = frozenset(
+    {Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION}
+)
+
+# from -> allowed targets. A failed session may be retried by a new user message.
+_TRANSITIONS: dict[Status, frozenset[Status]] = {
+    Status.RUNNING: frozenset(
+        {Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, *WAITING}
+    ),
+    Status.SUCCEEDED: frozenset({Status.RUNNING}),
+    Status.FAILED: frozenset({Status.RUNNING}),
+    Status.WAITING_ASYNC_CALLBACK: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
+    Status.WAITING_USER_INPUT: frozenset({Status.RUNNING, Status.CANCELLED}),
+    Status.WAITING_CONFIRMATION: frozenset({Status.RUNNING, Status.CANCELLED}),
+    Status.CANCELLED: frozenset(),
+}
+
+
+def can_transition(current: Status, target: Status) -> bool:
+    return target in _TRANSITIONS[current]
+
+
+@dataclass(slots=True)
+class Owner:
+    """Who a session belongs to: every lookup is by owner + id."""
+
+    user_id: str
+    tenant: str
+
+
+@dataclass(slots=True)
+class Step:
+    """One executed tool call (seed: AgentExecutedStep). Successful steps feed the DSL compiler."""
+
+    turn_id: str
+    tool_call_id: str
+    tool_id: str
+    args: dict[str, Any]
+    status: str  # SUCCEEDED | FAILED | PENDING
+    result: Any = None
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turnId": self.turn_id,
+            "toolCallId": self.tool_call_id,
+            "toolId": self.tool_id,
+            "args": self.args,
+            "status": self.status,
+            "result": self.result,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Step:
+        return cls(
+            turn_id=d["turnId"],
+            tool_call_id=d["toolCallId"],
+            tool_id=d["toolId"],
+            args=d.get("args") or {},
+            status=d["status"],
+            result=d.get("result"),
+            started_at=d.get("startedAt", 0.0),
+            finished_at=d.get("finishedAt", 0.0),
+        )
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+@dataclass
+class AgentSession:
+    session_id: str
+    owner: Owner
+    title: str
+    query: str
+    global_context: dict[str, Any]
+    status: Status = Status.RUNNING
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    executed_steps: list[Step] = field(default_factory=list)
+    selected_skill_ids: list[str] = field(default_factory=list)
+    pending_interaction: dict[str, Any] | None = None
+    waiting_job_ids: list[str] = field(default_factory=list)
+    current_turn_id: str | None = None
+    last_error: str | None = None
+    last_dsl_id: str | None = None
+    summary: str | None = None
+    version: int = 0
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    # persistence bookkeeping: messages [0, persisted_count) are stored; `replaced` are stored
+    # rows whose content changed in memory since.
+    persisted_count: int = 0
+    replaced: set[int] = field(default_factory=set)
+
+    @classmethod
+    def new(cls, owner: Owner, query: str, global_context: dict[str, Any]) -> AgentSession:
+        title = query.strip().splitlines()[0][:80] if query.strip() else "session"
+        return cls(new_id("ses"), owner, title, query, dict(global_context))
+
+    @property
+    def waiting_external_job_id(self) -> str | None:
+        return self.waiting_job_ids[0] if self.waiting_job_ids else None
+
+    def transition(self, target: Status) -> None:
+        if not can_transition(self.status, target):
+            raise IllegalTransition(f"session {self.session_id}: {self.status} -> {target} is not allowed")
+        self.status = target
+
+    def append(self, message: dict[str, Any]) -> int:
+        self.transcript.append(message)
+        return len(self.transcript) - 1
+
+    def set_message(self, index: int, message: dict[str, Any]) -> None:
+        """Replace a message in place (system prompt refresh, async result by tool_call_id)."""
+        self.transcript[index] = message
+        if index < self.persisted_count:
+            self.replaced.add(index)
+
+    def tool_message_index(self, tool_call_id: str) -> int | None:
+        for i in range(len(self.transcript) - 1, -1, -1):
+            m = self.transcript[i]
+            if m.get("role") == "tool" and m.get("tool_call_id") == tool_call_id:
+                return i
+        return None
+
+    def step(self, tool_call_id: str) -> Step | None:
+        for s in reversed(self.executed_steps):
+            if s.tool_call_id == tool_call_id:
+                return s
+        return None

@@ -1,0 +1,72 @@
+"""One error tree for tether, split by who is at fault.
+
+- ``UserError``: the caller sent something wrong (bad input, unknown id, a conflict). The API maps
+  each subclass to a 4xx status with its message.
+- ``RunError``: a run failed for a reason outside the caller's control (model endpoint down,
+  guardrail exceeded). It ends a turn with a readable reason.
+- ``ToolError``: a tool could not do its job; it becomes that call's error tool result.
+
+Exceptions never log themselves.
+"""
+
+from __future__ import annotations
+
+
+class TetherError(Exception):
+    """Base of every error tether raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UserError(TetherError):
+    """The caller's mistake (maps to 4xx)."""
+
+
+class InvalidInput(UserError):
+    """Malformed or out-of-range input (422). ``field`` names what to fix when known."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFound(UserError):
+    """An unknown id, or one the caller does not own (404: ownership is never revealed)."""
+
+
+class Conflict(UserError):
+    """The target is in a state that does not allow the request (409)."""
+
+
+class Unauthorized(UserError):
+    """Missing or wrong credentials (401)."""
+
+
+class IllegalTransition(Conflict):
+    """A session status change that the status machine does not allow."""
+
+
+class RunError(TetherError):
+    """The run failed (model endpoint, guardrail, timeout)."""
+
+
+class ModelError(RunError):
+    """The model endpoint failed after its retry policy; ``retryable`` says if trying later may help."""
+
+    def __init__(self, message: str, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ToolError(TetherError):
+    """A tool failed; ``retryable`` tells the model whether trying again may help."""
+
+    def __init__(self, message: str, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ConfigError(TetherError):
+    """Settings, skills or packs are misconfigured (reported at start-up)."""
