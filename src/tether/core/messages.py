@@ -18,7 +18,11 @@ class ToolCall:
     arguments: str  # raw JSON text as the model sent it
 
     def to_message(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 @dataclass(slots=True)

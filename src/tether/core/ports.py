@@ -7,7 +7,6 @@ any process holding the store can resume it.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -124,10 +123,25 @@ class DslStore(Protocol):
 
     async def get_dsl(self, dsl_id: str, owner: Owner | None = None) -> DslSnapshot: ...
 
-    async def log_execution(self, dsl_id: str, execution_id: str, params: dict[str, Any],
-                            status: str, steps: list[dict[str, Any]], error: str | None) -> None: ...
+    async def log_execution(
+        self,
+        dsl_id: str,
+        execution_id: str,
+        params: dict[str, Any],
+        status: str,
+        steps: list[dict[str, Any]],
+        error: str | None,
+    ) -> None: ...
 
     async def executions(self, dsl_id: str) -> list[dict[str, Any]]: ...
+
+
+class Subscription(Protocol):
+    async def get(self, timeout: float) -> RuntimeEvent | None:
+        """The next live event, or None after ``timeout`` seconds."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class EventBus(Protocol):
@@ -135,4 +149,4 @@ class EventBus(Protocol):
 
     def publish(self, event: RuntimeEvent) -> None: ...
 
-    def subscribe(self, session_id: str) -> AsyncIterator[RuntimeEvent]: ...
+    def subscribe(self, session_id: str) -> Subscription: ...

@@ -26,15 +26,11 @@ class Status(enum.StrEnum):
     CANCELLED = "CANCELLED"
 
 
-WAITING = frozenset(
-    {Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION}
-)
+WAITING = frozenset({Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION})
 
 # from -> allowed targets. A failed session may be retried by a new user message.
 _TRANSITIONS: dict[Status, frozenset[Status]] = {
-    Status.RUNNING: frozenset(
-        {Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, *WAITING}
-    ),
+    Status.RUNNING: frozenset({Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, *WAITING}),
     Status.SUCCEEDED: frozenset({Status.RUNNING}),
     Status.FAILED: frozenset({Status.RUNNING}),
     Status.WAITING_ASYNC_CALLBACK: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
@@ -117,6 +113,7 @@ class AgentSession:
     last_dsl_id: str | None = None
     summary: str | None = None
     version: int = 0
+    last_seq: int = 0  # the last event sequence number assigned in this session
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
     # persistence bookkeeping: messages [0, persisted_count) are stored; `replaced` are stored

@@ -1,0 +1,63 @@
+"""One table mapping tether's error tree to HTTP statuses. Bad input is a 4xx naming what to fix,
+never a 500."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tether.errors import Conflict, InvalidInput, NotFound, TetherError, Unauthorized, UserError
+
+log = logging.getLogger("tether.api")
+
+STATUS: list[tuple[type[TetherError], int]] = [
+    (InvalidInput, 422),
+    (NotFound, 404),
+    (Conflict, 409),
+    (Unauthorized, 401),
+    (UserError, 400),
+]
+
+
+def _status(exc: TetherError) -> int:
+    return next((code for kind, code in STATUS if isinstance(exc, kind)), 500)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(TetherError)
+    async def tether_error(_: Request, exc: TetherError) -> JSONResponse:
+        code = _status(exc)
+        if code == 500:
+            log.error("request failed: %s", exc.message)
+        body: dict[str, object] = {"error": exc.message}
+        if isinstance(exc, InvalidInput) and exc.field:
+            body["field"] = exc.field
+        headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
+        return JSONResponse(body, status_code=code, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for e in exc.errors():
+            loc = [str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path", "header")]
+            if e.get("type") == "json_invalid":
+                loc = ["body"]
+            problems.append({"field": ".".join(loc) or "body", "message": e.get("msg", "invalid")})
+        first = problems[0] if problems else {"field": "body", "message": "invalid request"}
+        return JSONResponse(
+            {"error": f"{first['field']}: {first['message']}", "field": first["field"], "problems": problems},
+            status_code=422,
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error")
+        return JSONResponse({"error": "internal error; see the server log"}, status_code=500)

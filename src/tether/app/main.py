@@ -1,0 +1,64 @@
+"""``create_app(settings)``: builds the services and mounts the routes. No module globals."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from tether import __version__
+from tether.app import errors
+from tether.app.deps import DevTokenProvider, IdentityDep, ServicesDep
+from tether.app.routes import dsl, events, runtime, sessions, tools
+from tether.core.ports import ChatModel
+from tether.pack import Pack
+from tether.settings import Settings, create_settings
+from tether.wiring import build_services
+
+
+def create_app(
+    settings: Settings | None = None, *, model: ChatModel | None = None, packs: list[Pack] | None = None
+) -> FastAPI:
+    settings = settings or create_settings()
+    services = build_services(settings, model=model, packs=packs)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await services.start()
+        try:
+            yield
+        finally:
+            await services.stop()
+
+    app = FastAPI(
+        title="tether",
+        version=__version__,
+        lifespan=lifespan,
+        description="A governed agent backend for business systems.",
+    )
+    app.state.services = services
+    app.state.identity = DevTokenProvider(settings.dev_tokens)
+    errors.install(app)
+    for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router):
+        app.include_router(r)
+    for pack in services.packs:
+        for r in pack.routers:
+            app.include_router(r)
+
+    @app.get("/api/health", tags=["meta"])
+    async def health() -> dict[str, Any]:
+        return {"ok": True, "version": __version__, "model": services.model.name}
+
+    @app.get("/api/skills", tags=["meta"], summary="Installed skills and the ones that failed to load")
+    async def skills(services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+        return {
+            "skills": [
+                {"name": s.name, "description": s.description, "allowedTools": list(s.allowed_tools)}
+                for s in services.skills.skills
+            ],
+            "invalid": [{"path": i.path, "reason": i.reason} for i in services.skills.issues],
+        }
+
+    return app

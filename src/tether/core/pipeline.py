@@ -1,0 +1,193 @@
+"""The one governed path every tool call takes, live or replayed.
+
+Order: allowed-set check → authorisation → argument parsing and validation (unknown keys
+rejected) → execute with timeout and retry policy → normalise → record step → audit → events.
+Every failure becomes that call's error result, so the model can correct itself; nothing here
+raises for a bad call. Tool output reaches the model framed as data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from tether.core.events import EventType
+from tether.core.messages import ToolCall
+from tether.core.session import Step
+from tether.core.tools import (
+    AsyncJobStarted,
+    ErrorResult,
+    Handle,
+    Interaction,
+    Table,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+)
+from tether.errors import InvalidInput, ToolError
+
+Emit = Callable[[str, dict[str, Any]], None]
+SUMMARY_CHARS = 600
+
+
+class AuditSink(Protocol):
+    """Append-only record of reads and writes of business data."""
+
+    async def record(self, ctx: ToolContext, tool_id: str, args: dict[str, Any], outcome: str) -> None: ...
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a call produced: ``content`` is the tool message the model sees; ``data`` the
+    normalised value recorded on the step (and referenced by DSL steps)."""
+
+    kind: str  # value | table | handle | async_job | interaction | error
+    content: str
+    data: Any
+    step: Step
+    job_ticket: Any = None
+    interaction: Interaction | None = None
+
+
+def frame(tool_id: str, kind: str, data: Any) -> str:
+    """The tool message body: JSON data labelled as a tool's output, never as instructions."""
+    return json.dumps({"tool": tool_id, "kind": kind, "data": data}, ensure_ascii=False, default=str)
+
+
+def summarise(data: Any) -> str:
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+def _normalise(result: Any, max_rows: int) -> tuple[str, Any, Any, Interaction | None]:
+    """-> (kind, data, job_ticket, interaction)"""
+    if isinstance(result, ErrorResult):
+        return "error", {"error": result.message, "retryable": result.retryable}, None, None
+    if isinstance(result, AsyncJobStarted):
+        return (
+            "async_job",
+            {"externalJobId": result.ticket.job_id, "message": result.message},
+            result.ticket,
+            None,
+        )
+    if isinstance(result, Interaction):
+        return "interaction", {"kind": result.kind, "payload": result.payload}, None, result
+    if isinstance(result, Table):
+        rows = result.rows[:max_rows]
+        data = {
+            "columns": result.columns,
+            "rows": rows,
+            "total": result.total,
+            "truncated": len(rows) < len(result.rows),
+            "nextCursor": result.next_cursor,
+        }
+        return "table", data, None, None
+    if isinstance(result, Handle):
+        return "handle", {"handle_id": result.handle_id, **result.summary}, None, None
+    if hasattr(result, "__dataclass_fields__"):
+        return "value", asdict(result), None, None
+    return "value", result, None, None
+
+
+class ToolPipeline:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        default_timeout_s: float = 60.0,
+        max_rows: int = 200,
+        audit: AuditSink | None = None,
+    ) -> None:
+        self.registry = registry
+        self.default_timeout_s = default_timeout_s
+        self.max_rows = max_rows
+        self.audit = audit
+
+    async def run(
+        self,
+        call: ToolCall,
+        allowed: frozenset[str],
+        ctx: ToolContext,
+        emit: Emit,
+        before_execute: Callable[[], Awaitable[None]] | None = None,
+    ) -> Outcome:
+        started = time.time()
+        step = Step(ctx.turn_id, call.id, call.name, {}, "FAILED", started_at=started)
+        emit(EventType.TOOL_EXECUTION_STARTED, {"toolCallId": call.id, "toolId": call.name})
+        try:
+            t, args = self._admit(call, allowed, ctx)
+            step.args = args
+            if before_execute is not None:
+                await before_execute()
+            result = await self._execute(t, args, ctx)
+        except (ToolError, InvalidInput) as exc:
+            result = ErrorResult(exc.message, getattr(exc, "retryable", False))
+        kind, data, ticket, interaction = _normalise(result, self.max_rows)
+        step.finished_at = time.time()
+        step.result = data
+        step.status = {"error": "FAILED", "async_job": "PENDING", "interaction": "PENDING"}.get(kind, "SUCCEEDED")
+        content = frame(call.name, kind, data)
+        registered = self.registry.get(call.name)
+        if self.audit is not None and registered is not None and registered.audited:
+            await self.audit.record(ctx, call.name, step.args, kind)
+        ms = round((step.finished_at - started) * 1000, 2)
+        if kind == "error":
+            emit(
+                EventType.TOOL_EXECUTION_FAILED,
+                {"toolCallId": call.id, "toolId": call.name, "error": data["error"], "durationMs": ms},
+            )
+        elif kind not in ("async_job", "interaction"):
+            emit(
+                EventType.TOOL_EXECUTION_FINISHED,
+                {
+                    "toolCallId": call.id,
+                    "toolId": call.name,
+                    "kind": kind,
+                    "summary": summarise(data),
+                    "durationMs": ms,
+                },
+            )
+        return Outcome(kind, content, data, step, ticket, interaction)
+
+    def _admit(self, call: ToolCall, allowed: frozenset[str], ctx: ToolContext) -> tuple[Tool, dict[str, Any]]:
+        t = self.registry.get(call.name)
+        if t is None:
+            raise ToolError(f"unknown tool {call.name!r}; available tools: {', '.join(sorted(allowed))}")
+        if call.name not in allowed:
+            raise ToolError(f"tool {call.name!r} is not allowed in this turn; allowed: {', '.join(sorted(allowed))}")
+        missing = t.required_grants - ctx.grants
+        if missing:
+            raise ToolError(f"not authorised to use {call.name!r}: missing grant(s) {', '.join(sorted(missing))}")
+        try:
+            raw = json.loads(call.arguments) if call.arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ToolError(
+                f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object",
+                retryable=True,
+            ) from None
+        if not isinstance(raw, dict):
+            raise ToolError("arguments must be a JSON object", retryable=True)
+        return t, t.validate(raw)
+
+    async def _execute(self, t: Tool, args: dict[str, Any], ctx: ToolContext) -> Any:
+        timeout = t.timeout_s or self.default_timeout_s
+        attempt = 0
+        while True:
+            try:
+                return await asyncio.wait_for(t.run(args, ctx), timeout)
+            except TimeoutError:
+                if attempt >= t.retries:
+                    raise ToolError(f"tool {t.name!r} timed out after {timeout:g}s", retryable=True) from None
+            except ToolError as exc:
+                if not exc.retryable or attempt >= t.retries:
+                    raise
+            except (InvalidInput, asyncio.CancelledError):
+                raise
+            except Exception as exc:  # a tool's own bug: reported to the model, not raised
+                raise ToolError(f"tool {t.name!r} failed: {type(exc).__name__}: {exc}") from None
+            attempt += 1
+            await asyncio.sleep(min(0.2 * 2**attempt, 2.0))

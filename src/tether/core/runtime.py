@@ -1,0 +1,365 @@
+"""The runtime: starts, continues and resumes sessions; takes callbacks and answers; recovers
+sessions whose runner died. The API, the CLI and the Python API all go through here.
+
+Concurrency: one turn per session at a time. In-process a per-session lock refuses a second
+runner at once (409); across processes the store's version check does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+from tether.core.dsl import compile_dsl
+from tether.core.events import EventType
+from tether.core.loop import run_turn
+from tether.core.messages import tool_message
+from tether.core.pipeline import frame, summarise
+from tether.core.ports import AsyncJob, Commit, DslStore, SessionStore
+from tether.core.session import AgentSession, Owner, Status, Step, new_id
+from tether.core.skills import SkillRouter
+from tether.core.turn import Turn, TurnDeps, hash_token
+from tether.errors import Conflict, InvalidInput, NotFound, Unauthorized
+
+log = logging.getLogger("tether.runtime")
+MAX_MESSAGE_CHARS = 32_000
+INTERRUPTED = (
+    "interrupted: the server stopped while this call was in flight; it was not retried and its effect is unknown"
+)
+
+
+def check_message(message: str) -> str:
+    if not isinstance(message, str) or not message.strip():
+        raise InvalidInput("message must not be empty", field="message")
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise InvalidInput(f"message is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}", field="message")
+    return message
+
+
+class Runtime:
+    def __init__(self, deps: TurnDeps, router: SkillRouter, dsl_store: DslStore) -> None:
+        self.deps = deps
+        self.store: SessionStore = deps.store
+        self.router = router
+        self.dsl_store = dsl_store
+        self.deps.on_final = self._compile
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ---- entry points ---------------------------------------------------------------------------
+
+    async def start_session(
+        self, owner: Owner, message: str, global_context: dict[str, Any], wait: bool = True
+    ) -> AgentSession:
+        """Create a session and run its first turn; with ``wait=False`` the turn runs in the
+        background and the RUNNING session returns at once (follow it on the event stream)."""
+        check_message(message)
+        s = AgentSession.new(owner, message, global_context)
+        selection = await self.router.select(message, s.global_context)
+        s.selected_skill_ids = selection.skill_ids
+        s.transcript.append({"role": "system", "content": ""})
+        s.transcript.append({"role": "user", "content": message})
+        turn = self._turn(s, resumed=False)
+        turn.emit(EventType.SESSION_STARTED, {"query": message, "title": s.title})
+        turn.emit(EventType.SKILLS_SELECTED, selection.to_event())
+        await self.store.create(Commit(s, turn.pending))
+        for e in turn.pending:
+            self.deps.bus.publish(e)
+        turn.pending = []
+        if not wait:
+            self.spawn(self._drive_locked(turn))
+            return s
+        return await self._drive_locked(turn)
+
+    async def post_message(self, session_id: str, owner: Owner, message: str, wait: bool = True) -> AgentSession:
+        """Continue a session with a user message (answering a pending question if there is one);
+        with ``wait=False`` the turn runs in the background."""
+        check_message(message)
+        lock = await self._claim(session_id)
+        try:
+            s = await self.store.load(session_id, owner)
+            if s.status not in (Status.SUCCEEDED, Status.FAILED, Status.WAITING_USER_INPUT) or (
+                s.status is Status.WAITING_USER_INPUT and not s.pending_interaction
+            ):
+                raise Conflict(_busy(s))
+        except BaseException:
+            lock.release()
+            raise
+        if not wait:
+            self.spawn(self._post(lock, s, message))
+            return s
+        return await self._post(lock, s, message)
+
+    async def _post(self, lock: asyncio.Lock, s: AgentSession, message: str) -> AgentSession:
+        try:
+            if s.status is Status.WAITING_USER_INPUT and s.pending_interaction:
+                return await self._answer(s, s.pending_interaction["interactionId"], {"answer": message})
+            s.transition(Status.RUNNING)
+            s.append({"role": "user", "content": message})
+            turn = self._turn(s, resumed=False)
+            await turn.commit()
+            return await self._drive(turn)
+        finally:
+            lock.release()
+
+    async def resume(self, session_id: str, owner: Owner) -> AgentSession:
+        lock = await self._claim(session_id)
+        try:
+            s = await self.store.load(session_id, owner)
+            await self._apply_jobs(s)
+            if s.status is Status.RUNNING and s.session_id in await self.store.expired_running():
+                return await self._recover(s)
+            if s.status is not Status.WAITING_ASYNC_CALLBACK or s.waiting_job_ids:
+                raise Conflict(_busy(s))
+            return s
+        finally:
+            lock.release()
+
+    async def complete_interaction(
+        self, session_id: str, owner: Owner | None, interaction_id: str, result: dict[str, Any]
+    ) -> AgentSession:
+        """Answer a question / form, or deliver a confirmed proposal's outcome, and resume."""
+        lock = await self._claim(session_id)
+        try:
+            s = await self.store.load(session_id, owner)
+            return await self._answer(s, interaction_id, result)
+        finally:
+            lock.release()
+
+    async def callback(
+        self, job_id: str, token: str | None, status: str, payload: Any, error: str | None
+    ) -> dict[str, Any]:
+        job = await self.store.get_job(job_id)
+        if job is None:
+            raise NotFound("async job not found")
+        if not token or not hmac.compare_digest(hash_token(token), job.token_hash):
+            raise Unauthorized("missing or wrong callback token (header X-Tether-Callback-Token)")
+        if status not in ("SUCCEEDED", "FAILED"):
+            raise InvalidInput("status must be SUCCEEDED or FAILED", field="status")
+        if not await self.store.finish_job(job_id, status, payload, error):
+            return {"ok": True, "duplicate": True}
+        if job.kind == "session":
+            self.spawn(self.apply_jobs(job.session_id))
+        return {"ok": True}
+
+    async def apply_jobs(self, session_id: str) -> None:
+        async with self._lock(session_id):
+            s = await self.store.load(session_id)
+            if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
+                await self._continue(s)
+
+    async def recover(self) -> int:
+        """Resume every RUNNING session whose lease expired (its runner died)."""
+        ids = await self.store.expired_running()
+        for sid in ids:
+            if not self._lock(sid).locked():
+                self.spawn(self._recover_locked(sid))
+        return len(ids)
+
+    async def expire_jobs(self) -> int:
+        overdue = await self.store.overdue_jobs(time.time())
+        for job in overdue:
+            await self.store.finish_job(job.job_id, "FAILED", None, "the job passed its time limit")
+            if job.kind == "session":
+                self.spawn(self.apply_jobs(job.session_id))
+        return len(overdue)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    async def drain(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background runtime task failed: %r", task.exception())
+
+    # ---- internals ------------------------------------------------------------------------------
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(session_id, asyncio.Lock())
+
+    async def _claim(self, session_id: str) -> asyncio.Lock:
+        """Take the session's lock or refuse at once: a second runner gets 409, never a wait."""
+        lock = self._lock(session_id)
+        if lock.locked():
+            raise Conflict("the session is running a turn; wait for it to finish")
+        await lock.acquire()  # an unlocked, uncontended Lock is taken without yielding
+        return lock
+
+    def _turn(self, s: AgentSession, resumed: bool) -> Turn:
+        turn_id = s.current_turn_id if resumed and s.current_turn_id else new_id("turn")
+        return Turn(s, self.deps, turn_id, resumed)
+
+    async def _drive_locked(self, turn: Turn) -> AgentSession:
+        async with self._lock(turn.session.session_id):
+            return await self._drive(turn)
+
+    async def _drive(self, turn: Turn) -> AgentSession:
+        s = turn.session
+        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(s))
+        try:
+            await run_turn(turn)
+        finally:
+            heartbeat.cancel()
+        if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
+            return await self._continue(s)  # callbacks that arrived while the turn was finishing
+        return s
+
+    async def _heartbeat(self, s: AgentSession) -> None:
+        interval = max(getattr(self.store, "lease_seconds", 30.0) / 3, 0.2)
+        while True:
+            await asyncio.sleep(interval)
+            await self.store.renew_lease(s.session_id, s.version)
+
+    async def _continue(self, s: AgentSession) -> AgentSession:
+        s.transition(Status.RUNNING)
+        turn = self._turn(s, resumed=True)
+        return await self._drive(turn)
+
+    async def _apply_jobs(self, s: AgentSession) -> bool:
+        """Put finished jobs' results into their tool messages; True when none is left pending."""
+        jobs = [j for j in await self.store.unapplied_jobs(s.session_id) if j.job_id in s.waiting_job_ids]
+        if not jobs:
+            return not s.waiting_job_ids
+        turn = self._turn(s, resumed=True)
+        for job in jobs:
+            self._apply_job(s, turn, job)
+        s.updated_at = time.time()
+        await self.store.commit(Commit(s, turn.pending, applied_job_ids=[j.job_id for j in jobs]))
+        for e in turn.pending:
+            self.deps.bus.publish(e)
+        return not s.waiting_job_ids
+
+    def _apply_job(self, s: AgentSession, turn: Turn, job: AsyncJob) -> None:
+        ok = job.status == "SUCCEEDED"
+        data = job.result if ok else {"error": job.error or "the job failed", "result": job.result}
+        kind = "value" if ok else "error"
+        index = s.tool_message_index(job.tool_call_id)
+        if index is not None:
+            s.set_message(index, tool_message(job.tool_call_id, frame(job.tool_id, kind, data)))
+        step = s.step(job.tool_call_id)
+        if step is not None:
+            step.status, step.result, step.finished_at = ("SUCCEEDED" if ok else "FAILED"), data, time.time()
+        s.waiting_job_ids.remove(job.job_id)
+        base = {"toolCallId": job.tool_call_id, "toolId": job.tool_id, "externalJobId": job.job_id}
+        turn.emit(EventType.TOOL_CALLBACK_RECEIVED, {**base, "status": job.status})
+        if ok:
+            turn.emit(EventType.TOOL_EXECUTION_FINISHED, {**base, "kind": "value", "summary": summarise(data)})
+        else:
+            turn.emit(EventType.TOOL_EXECUTION_FAILED, {**base, "error": data["error"]})
+
+    async def _answer(self, s: AgentSession, interaction_id: str, result: dict[str, Any]) -> AgentSession:
+        pending = s.pending_interaction
+        if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
+            raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
+        if pending["interactionId"] != interaction_id:
+            raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
+        call_id, tool_id = pending["toolCallId"], pending["toolId"]
+        index = s.tool_message_index(call_id)
+        if index is not None:
+            s.set_message(index, tool_message(call_id, frame(tool_id, "value", result)))
+        step = s.step(call_id)
+        if step is not None:
+            step.status, step.result, step.finished_at = "SUCCEEDED", result, time.time()
+        s.pending_interaction = None
+        if s.waiting_job_ids:
+            s.transition(Status.RUNNING)
+            s.transition(Status.WAITING_ASYNC_CALLBACK)
+            turn = self._turn(s, resumed=True)
+            await turn.commit()
+            return s
+        return await self._continue(s)
+
+    async def _recover_locked(self, session_id: str) -> None:
+        async with self._lock(session_id):
+            s = await self.store.load(session_id)
+            if s.status is Status.RUNNING:
+                await self._recover(s)
+
+    async def _recover(self, s: AgentSession) -> AgentSession:
+        """Give every call cut off mid-flight an error result, then wait or continue."""
+        turn = self._turn(s, resumed=True)
+        for call in _unanswered_calls(s):
+            s.append(
+                tool_message(
+                    call["id"],
+                    frame(call["function"]["name"], "error", {"error": INTERRUPTED, "retryable": False}),
+                )
+            )
+            s.executed_steps.append(
+                Step(
+                    turn.turn_id,
+                    call["id"],
+                    call["function"]["name"],
+                    _loads(call["function"].get("arguments")),
+                    "FAILED",
+                    {"error": INTERRUPTED},
+                    time.time(),
+                    time.time(),
+                )
+            )
+            turn.emit(
+                EventType.TOOL_EXECUTION_FAILED,
+                {"toolCallId": call["id"], "toolId": call["function"]["name"], "error": INTERRUPTED},
+            )
+        turn.emit(EventType.ERROR, {"message": "the server restarted during this turn; resuming", "recovered": True})
+        await turn.commit()
+        if s.pending_interaction:
+            target = (
+                Status.WAITING_CONFIRMATION
+                if s.pending_interaction["kind"] == "proposal"
+                else Status.WAITING_USER_INPUT
+            )
+            s.transition(target)
+            await turn.commit()
+            return s
+        if s.waiting_job_ids and not await self._apply_jobs(s):
+            s.transition(Status.WAITING_ASYNC_CALLBACK)
+            turn.emit(EventType.WAITING_ASYNC_CALLBACK, {"externalJobIds": list(s.waiting_job_ids)})
+            await turn.commit()
+            return s
+        return await self._drive(self._turn(s, resumed=True))
+
+    async def _compile(self, s: AgentSession, turn_id: str) -> str | None:
+        dsl = compile_dsl(s, turn_id, self.deps.pipeline.registry)
+        if dsl is None:
+            return None
+        await self.dsl_store.save_dsl(dsl)
+        return dsl.dsl_id
+
+
+def _unanswered_calls(s: AgentSession) -> list[dict[str, Any]]:
+    answered = {m.get("tool_call_id") for m in s.transcript if m.get("role") == "tool"}
+    calls: list[dict[str, Any]] = []
+    for m in s.transcript:
+        if m.get("role") == "assistant":
+            calls += [c for c in m.get("tool_calls") or [] if c["id"] not in answered]
+    return calls
+
+
+def _loads(arguments: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _busy(s: AgentSession) -> str:
+    if s.status is Status.RUNNING:
+        return "the session is running a turn; wait for it to finish"
+    if s.status is Status.WAITING_ASYNC_CALLBACK:
+        return "the session is waiting for an async job's callback"
+    if s.status is Status.WAITING_CONFIRMATION:
+        return "the session is waiting for a write proposal to be confirmed or cancelled"
+    return f"the session is {s.status.value}"

@@ -1,0 +1,276 @@
+"""One running turn of a session: the helpers the loop calls, and the commit discipline.
+
+A ``Turn`` owns the in-memory session while it runs. Events are queued with the next sequence
+number and written with the session state in one commit, then published, so a stream never shows
+what the store does not hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tether.core.events import EventType, RuntimeEvent
+from tether.core.loop import Decision
+from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_message
+from tether.core.pipeline import Outcome, ToolPipeline, frame
+from tether.core.ports import AsyncJob, ChatModel, Commit, EventBus, SessionStore
+from tether.core.prompt import system_prompt
+from tether.core.session import AgentSession, Status
+from tether.core.skills import SkillRegistry
+from tether.core.tools import JobTicket, ToolContext
+from tether.errors import ModelError
+
+
+@dataclass
+class Limits:
+    max_rounds: int = 12
+    max_tool_calls: int = 40
+    turn_timeout_s: float = 600.0
+    tool_timeout_s: float = 120.0
+    model_retries: int = 2
+    model_backoff_s: float = 0.5
+    job_timeout_s: float = 1800.0
+
+
+@dataclass
+class TurnDeps:
+    store: SessionStore
+    bus: EventBus
+    model: ChatModel
+    skills: SkillRegistry
+    pipeline: ToolPipeline
+    limits: Limits
+    callback_url: str
+    grants: frozenset[str] = frozenset()
+    credential: str | None = None
+    services: dict[str, Any] | None = None
+    on_final: Callable[[AgentSession, str], Awaitable[str | None]] | None = None  # compile DSL
+
+
+INTERACTION_EVENTS = {
+    "question": EventType.QUESTION,
+    "form": EventType.FORM_COLLECT,
+    "proposal": EventType.WRITE_PROPOSAL,
+}
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Turn:
+    def __init__(self, session: AgentSession, deps: TurnDeps, turn_id: str, resumed: bool) -> None:
+        self.session = session
+        self.deps = deps
+        self.limits = deps.limits
+        self.turn_id = turn_id
+        self.resumed = resumed
+        self.pending: list[RuntimeEvent] = []
+        self.new_jobs: list[AsyncJob] = []
+        self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
+        self.fail_reason = ""
+        self.allowed = frozenset[str]()
+
+    # ---- events and commits ------------------------------------------------------------------
+
+    def emit(self, type_: str, data: dict[str, Any]) -> None:
+        s = self.session
+        s.last_seq += 1
+        self.pending.append(RuntimeEvent(s.last_seq, s.session_id, self.turn_id, type_, time.time(), data))
+
+    async def commit(self) -> None:
+        s = self.session
+        s.updated_at = time.time()
+        events, self.pending = self.pending, []
+        jobs, self.new_jobs = self.new_jobs, []
+        await self.deps.store.commit(Commit(s, events, jobs))
+        for e in events:
+            self.deps.bus.publish(e)
+
+    # ---- the loop's helpers --------------------------------------------------------------------
+
+    async def begin(self) -> None:
+        s = self.session
+        s.current_turn_id = self.turn_id
+        self.emit(EventType.TURN_STARTED, {"resumed": self.resumed})
+        self._refresh_tools()
+        await self.commit()
+
+    def _refresh_tools(self) -> None:
+        skills = self.deps.skills
+        self.allowed = skills.allowed_tools(self.session.selected_skill_ids) | {"load_skill"}
+        registry = self.deps.pipeline.registry
+        tools = [t for n in registry.names() if n in self.allowed and (t := registry.get(n)) is not None]
+        prompt = {"role": "system", "content": system_prompt(self.session, skills, tools)}
+        if not self.session.transcript or self.session.transcript[0].get("role") != "system":
+            self.session.transcript.insert(0, prompt)
+        elif self.session.transcript[0] != prompt:
+            self.session.set_message(0, prompt)
+
+    async def ask_model(self) -> ModelReply:
+        deps, s = self.deps, self.session
+        skills = [k for k in (deps.skills.get(i) for i in s.selected_skill_ids) if k is not None]
+        request = ModelRequest(
+            s.transcript,
+            deps.pipeline.registry.specs(self.allowed),
+            skills,
+            s.global_context,
+            on_token=self._on_token,
+        )
+        attempt = 0
+        while True:
+            try:
+                return await deps.model.chat(request)
+            except ModelError as exc:
+                if not exc.retryable or attempt >= self.limits.model_retries:
+                    raise
+                attempt += 1
+                self.emit(EventType.ERROR, {"message": f"model call failed, retrying ({attempt}): {exc.message}"})
+                await asyncio.sleep(self.limits.model_backoff_s * 2 ** (attempt - 1))
+
+    async def _on_token(self, delta: str) -> None:
+        self.emit(EventType.TOKEN, {"delta": delta})
+        if len(self.pending) >= 32:
+            await self.commit()
+
+    async def act(self, reply: ModelReply) -> Decision:
+        s = self.session
+        if not reply.tool_calls:
+            content = reply.content or ""
+            s.append({"role": "assistant", "content": content})
+            self.emit(EventType.MODEL_DECISION, {"action": "final", **reply.meta})
+            self.emit(EventType.ASSISTANT_MESSAGE, {"content": content, **reply.meta})
+            return Decision.FINAL
+        s.append(reply.to_message())
+        self.emit(
+            EventType.MODEL_DECISION,
+            {"action": "tool_calls", "tools": [c.name for c in reply.tool_calls], **reply.meta},
+        )
+        for c in reply.tool_calls:
+            self.emit(
+                EventType.TOOL_CALL_REQUESTED,
+                {"toolCallId": c.id, "toolId": c.name, "arguments": c.arguments},
+            )
+        waiting = False
+        for c in reply.tool_calls:
+            if self.tool_calls >= self.limits.max_tool_calls:
+                self._refuse(c, f"tool-call budget of {self.limits.max_tool_calls} per turn is spent")
+                self.fail_reason = (
+                    f"the turn used its {self.limits.max_tool_calls} tool calls "
+                    "(TETHER_MAX_TOOL_CALLS) without finishing"
+                )
+                continue
+            self.tool_calls += 1
+            outcome = await self.deps.pipeline.run(c, self.allowed, self._context(c), self.emit, self.commit)
+            waiting = self._record(c, outcome) or waiting
+        await self.commit()
+        if self.fail_reason:
+            return Decision.FAIL
+        if s.pending_interaction is not None:
+            kind = s.pending_interaction["kind"]
+            return Decision.WAIT_CONFIRMATION if kind == "proposal" else Decision.WAIT_USER
+        return Decision.WAIT_CALLBACK if waiting else Decision.RUN_AGAIN
+
+    def _refuse(self, call: ToolCall, reason: str) -> None:
+        self.session.append(tool_message(call.id, frame(call.name, "error", {"error": reason, "retryable": False})))
+        self.emit(EventType.TOOL_EXECUTION_FAILED, {"toolCallId": call.id, "toolId": call.name, "error": reason})
+
+    def _record(self, call: ToolCall, outcome: Outcome) -> bool:
+        """Append the call's tool message and step; True when it leaves an async job pending."""
+        s = self.session
+        s.append(tool_message(call.id, outcome.content))
+        s.executed_steps.append(outcome.step)
+        if outcome.kind == "load_skill" or (call.name == "load_skill" and outcome.kind == "value"):
+            name = outcome.data.get("skill") if isinstance(outcome.data, dict) else None
+            if name and name not in s.selected_skill_ids:
+                s.selected_skill_ids.append(name)
+                self._refresh_tools()
+        if outcome.kind == "async_job":
+            job_id = outcome.data["externalJobId"]
+            s.waiting_job_ids.append(job_id)
+            self.emit(
+                EventType.WAITING_ASYNC_CALLBACK,
+                {"toolCallId": call.id, "toolId": call.name, "externalJobId": job_id},
+            )
+            return True
+        if outcome.interaction is not None:
+            it = outcome.interaction
+            iid = it.interaction_id or f"int-{secrets.token_hex(8)}"
+            s.pending_interaction = {
+                "interactionId": iid,
+                "kind": it.kind,
+                "toolCallId": call.id,
+                "toolId": call.name,
+                "payload": it.payload,
+            }
+            self.emit(INTERACTION_EVENTS.get(it.kind, EventType.QUESTION), dict(s.pending_interaction))
+        return False
+
+    def _context(self, call: ToolCall) -> ToolContext:
+        s = self.session
+
+        async def issue_job() -> JobTicket:
+            ticket = JobTicket(f"job-{secrets.token_urlsafe(18)}", secrets.token_urlsafe(24), self.deps.callback_url)
+            self.new_jobs.append(
+                AsyncJob(
+                    ticket.job_id,
+                    s.session_id,
+                    call.id,
+                    call.name,
+                    hash_token(ticket.token),
+                    deadline=time.time() + self.limits.job_timeout_s,
+                    kind="replay" if s.global_context.get("_replayOf") else "session",
+                )
+            )
+            await self.commit()  # the job row exists before anyone can call back
+            return ticket
+
+        return ToolContext(
+            s.owner,
+            s.session_id,
+            self.turn_id,
+            call.id,
+            s.global_context,
+            self.deps.grants,
+            self.deps.credential,
+            issue_job,
+            self.deps.services or {},
+        )
+
+    async def finish(self, decision: Decision) -> Decision:
+        s = self.session
+        if decision is Decision.FAIL:
+            return await self.fail(self.fail_reason or "the turn failed")
+        if decision is Decision.FINAL:
+            s.transition(Status.SUCCEEDED)
+            s.last_error = None
+            if self.deps.on_final is not None:
+                dsl_id = await self.deps.on_final(s, self.turn_id)
+                if dsl_id:
+                    s.last_dsl_id = dsl_id
+                    self.emit(EventType.DSL_COMPILED, {"dslId": dsl_id})
+        else:
+            target = {
+                Decision.WAIT_CALLBACK: Status.WAITING_ASYNC_CALLBACK,
+                Decision.WAIT_USER: Status.WAITING_USER_INPUT,
+                Decision.WAIT_CONFIRMATION: Status.WAITING_CONFIRMATION,
+            }[decision]
+            s.transition(target)
+        self.emit(EventType.TURN_FINISHED, {"status": s.status.value})
+        await self.commit()
+        return decision
+
+    async def fail(self, reason: str) -> Decision:
+        s = self.session
+        s.transition(Status.FAILED)
+        s.last_error = reason
+        self.emit(EventType.ERROR, {"message": reason})
+        self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": reason})
+        await self.commit()
+        return Decision.FAIL

@@ -1,0 +1,139 @@
+"""The offline rule planner: the embedded default model. Deterministic, no network.
+
+It follows the selected skills' ``plan`` (a tool sequence), fills arguments from the request
+with pack-provided extractors, the global context and earlier results, and writes the final
+answer from the skill's ``answer`` template. It says what it is in the answer metadata. When an
+extractor cannot tell something, it asks instead of guessing (``PlannerQuestion``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from tether.core.messages import ModelReply, ModelRequest, ToolCall
+
+META = {"model": "planner", "note": "offline rule planner (no LLM): follows skill plans with templates"}
+TEMPLATE_RE = re.compile(r"\$\{([^}]+)\}")
+
+
+class PlannerQuestion(Exception):
+    """Raised by an extractor that cannot tell a value; the message is shown to the user."""
+
+
+Extractor = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+def _lookup(path: str, scope: dict[str, Any]) -> Any:
+    current: Any = scope
+    for part in path.strip().split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.lstrip("-").isdigit() and -len(current) <= int(part) < len(current):
+            current = current[int(part)]
+        else:
+            raise KeyError(path)
+    return current
+
+
+def render(template: Any, scope: dict[str, Any]) -> Any:
+    """``"${a.b}"`` alone keeps the value's type; inside text it is interpolated."""
+    if isinstance(template, dict):
+        return {k: render(v, scope) for k, v in template.items()}
+    if isinstance(template, list):
+        return [render(v, scope) for v in template]
+    if not isinstance(template, str):
+        return template
+    whole = TEMPLATE_RE.fullmatch(template)
+    if whole:
+        return _lookup(whole.group(1), scope)
+
+    def sub(m: re.Match[str]) -> str:
+        value = _lookup(m.group(1), scope)
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    return TEMPLATE_RE.sub(sub, template)
+
+
+def _since_last_user(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return str(messages[i].get("content") or ""), messages[i + 1 :]
+    return "", messages
+
+
+def _tool_data(message: dict[str, Any]) -> dict[str, Any]:
+    try:
+        body = json.loads(message.get("content") or "{}")
+    except json.JSONDecodeError:
+        return {"kind": "value", "data": message.get("content")}
+    return body if isinstance(body, dict) else {"kind": "value", "data": body}
+
+
+class PlannerModel:
+    name = "planner"
+
+    def __init__(self, extractors: list[Extractor] | None = None) -> None:
+        self.extractors = list(extractors or [])
+
+    async def chat(self, request: ModelRequest) -> ModelReply:
+        if request.purpose == "route":
+            return ModelReply(content="", meta=META)  # the router's keyword rules decide
+        query, recent = _since_last_user(request.messages)
+        results = [_tool_data(m) for m in recent if m.get("role") == "tool"]
+        failed = next((r for r in results if r.get("kind") == "error"), None)
+        if failed is not None:
+            error = (failed.get("data") or {}).get("error", "unknown error")
+            return self._answer(f"I could not finish: the tool {failed.get('tool')} failed: {error}")
+        plan = [step for skill in request.skills for step in skill.plan]
+        if not plan:
+            names = ", ".join(t["function"]["name"] for t in request.tools) or "none"
+            return self._answer(
+                "I am the offline rule planner and no installed skill matches this request. "
+                f"Tools available: {names}. Try rephrasing with a skill's keywords."
+            )
+        try:
+            scope = self._scope(query, request, [r.get("data") for r in results])
+        except PlannerQuestion as q:
+            return self._answer(str(q))
+        done = sum(1 for m in recent if m.get("role") == "assistant" and m.get("tool_calls"))
+        if done < len(plan):
+            return self._call(plan[done], scope)
+        templates = [s.answer for s in request.skills if s.answer]
+        try:
+            text = "\n\n".join(render(t, scope) for t in templates) if templates else self._summary(results)
+        except KeyError as exc:
+            text = f"Done, but the answer template refers to {exc.args[0]!r}, which no step produced."
+        return self._answer(text)
+
+    def _scope(self, query: str, request: ModelRequest, steps: list[Any]) -> dict[str, Any]:
+        extracted: dict[str, Any] = {}
+        for extract in self.extractors:
+            extracted.update(extract(query, request.global_context))
+        return {
+            "query": query,
+            "ctx": request.global_context,
+            "extract": extracted,
+            "steps": steps,
+            "prev": steps[-1] if steps else None,
+        }
+
+    def _call(self, step: dict[str, Any], scope: dict[str, Any]) -> ModelReply:
+        try:
+            args = render(step.get("args") or {}, scope)
+        except KeyError as exc:
+            return self._answer(
+                f"I could not tell {exc.args[0].split('.')[-1]!r} from your request; please say it explicitly."
+            )
+        call = ToolCall(f"call_{uuid.uuid4().hex[:12]}", step["tool"], json.dumps(args, ensure_ascii=False))
+        return ModelReply(tool_calls=[call], meta=META)
+
+    def _summary(self, results: list[dict[str, Any]]) -> str:
+        lines = [f"- {r.get('tool')}: {json.dumps(r.get('data'), ensure_ascii=False)[:300]}" for r in results]
+        return "Done. Results:\n" + "\n".join(lines) if lines else "Done."
+
+    def _answer(self, text: str) -> ModelReply:
+        return ModelReply(content=text, meta=META)

@@ -1,0 +1,84 @@
+"""A readable terminal view of a session's event stream (used by ``tether ask`` and the demo)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, TextIO
+
+import httpx
+
+TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED", "WAITING_USER_INPUT", "WAITING_CONFIRMATION"}
+
+
+class Progress:
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.t0 = time.monotonic()
+        self.streaming = False
+
+    def line(self, text: str) -> None:
+        if self.streaming:
+            self.out.write("\n")
+            self.streaming = False
+        self.out.write(f"[{time.monotonic() - self.t0:6.2f}s] {text}\n")
+        self.out.flush()
+
+    def show(self, event: dict[str, Any]) -> None:
+        kind, data = event["type"], event.get("data") or {}
+        if kind == "TOKEN":
+            self.out.write(data.get("delta", ""))
+            self.out.flush()
+            self.streaming = True
+            return
+        text = {
+            "SESSION_STARTED": lambda: f"session started: {data.get('title', '')}",
+            "SKILLS_SELECTED": lambda: (
+                f"skills: {', '.join(data.get('selectedSkillIds') or []) or 'none'} "
+                f"({data.get('path')}: {data.get('reason')})"
+            ),
+            "TURN_STARTED": lambda: "turn resumed" if data.get("resumed") else "turn started",
+            "MODEL_DECISION": lambda: "model → " + (", ".join(data.get("tools") or []) or "final answer"),
+            "TOOL_EXECUTION_STARTED": lambda: f"  ▶ {data.get('toolId')}",
+            "TOOL_EXECUTION_FINISHED": lambda: f"  ✔ {data.get('toolId')} ({data.get('durationMs', '-')} ms)",
+            "TOOL_EXECUTION_FAILED": lambda: f"  ✘ {data.get('toolId')}: {data.get('error')}",
+            "WAITING_ASYNC_CALLBACK": lambda: f"  … waiting for async job {data.get('externalJobId', '')[:16]}…",
+            "TOOL_CALLBACK_RECEIVED": lambda: f"  ↩ callback for {data.get('toolId')}: {data.get('status')}",
+            "QUESTION": lambda: f"? {json.dumps(data.get('payload'), ensure_ascii=False)}",
+            "ASSISTANT_MESSAGE": lambda: "answer:\n" + str(data.get("content", "")),
+            "DSL_COMPILED": lambda: f"workflow compiled: {data.get('dslId')}",
+            "ERROR": lambda: f"! {data.get('message')}",
+            "TURN_FINISHED": lambda: (
+                f"turn finished: {data.get('status')}" + (f" — {data['reason']}" if data.get("reason") else "")
+            ),
+        }.get(kind)
+        if text is not None:
+            self.line(text())
+
+
+def follow_session(http: httpx.Client, session_id: str, progress: Progress, timeout_s: float = 900) -> str:
+    """Stream events until a turn finishes in a state that needs no more waiting; -> the status."""
+    last = 0
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with http.stream(
+                "GET",
+                f"/api/agent/sessions/{session_id}/events",
+                params={"after": last},
+                timeout=httpx.Timeout(30, read=60),
+            ) as r:
+                event_type = ""
+                for raw in r.iter_lines():
+                    if raw.startswith("event:"):
+                        event_type = raw[6:].strip()
+                    elif raw.startswith("data:") and event_type:
+                        event = json.loads(raw[5:].strip())
+                        last = event["id"]
+                        progress.show(event)
+                        status = (event.get("data") or {}).get("status")
+                        if event["type"] == "TURN_FINISHED" and status in TERMINAL:
+                            return str(status)
+        except httpx.TransportError:
+            time.sleep(0.5)  # reconnect and continue after the last event seen
+    return "TIMEOUT"

@@ -1,0 +1,52 @@
+"""Configuration: pydantic-settings with prefix ``TETHER_``. Built by ``create_settings()``,
+never a module global. Every field is listed in the README's configuration table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DEV_TOKENS: dict[str, dict[str, Any]] = {
+    "dev-alice": {"userId": "alice", "tenant": "finance-demo", "grants": []},
+    "dev-bob": {"userId": "bob", "tenant": "finance-demo", "grants": []},
+}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TETHER_", extra="ignore")
+
+    database_url: str = Field("sqlite:///./var/tether.db", description="SQLAlchemy URL of tether's own database")
+    packs: str = Field("examples", description="comma-separated packs to load: module names or folder paths")
+    model: str = Field("planner", description="planner | openai")
+    model_provider: str = Field("openai", description="deepseek | qwen | ollama | openai | custom")
+    model_base_url: str | None = Field(None, description="OpenAI-compatible base URL (overrides the preset)")
+    model_name: str | None = Field(None, description="model id (overrides the preset)")
+    model_api_key: SecretStr | None = Field(None, description="API key of the model endpoint")
+    model_stream: bool = Field(True, description="stream tokens as TOKEN events")
+    model_timeout_s: float = Field(60.0, description="timeout of one model request")
+    skill_routing: str = Field("auto", description="model | rules | auto (rules for the planner)")
+    max_rounds: int = Field(12, ge=1, description="model rounds per turn")
+    max_tool_calls: int = Field(40, ge=1, description="tool calls per turn")
+    turn_timeout_s: float = Field(600.0, gt=0, description="wall-clock limit of a turn")
+    tool_timeout_s: float = Field(120.0, gt=0, description="default timeout of one tool call")
+    model_retries: int = Field(2, ge=0, description="retries of a failed model call")
+    job_timeout_s: float = Field(1800.0, gt=0, description="an async job past this fails")
+    lease_s: float = Field(30.0, gt=0, description="a RUNNING session whose runner is silent this long is recovered")
+    sweep_s: float = Field(5.0, gt=0, description="how often recovery and job expiry run")
+    public_url: str = Field("http://127.0.0.1:8000", description="base URL async workers call back to")
+    dev_tokens: dict[str, dict[str, Any]] = Field(
+        default_factory=lambda: dict(DEFAULT_DEV_TOKENS), description="bearer token -> identity (dev provider)"
+    )
+    sse_heartbeat_s: float = Field(15.0, gt=0, description="SSE heartbeat interval")
+    log_level: str = Field("INFO", description="logging level")
+
+
+    @property
+    def pack_refs(self) -> list[str]:
+        return [p.strip() for p in self.packs.split(",") if p.strip()]
+
+
+def create_settings(**overrides: Any) -> Settings:
+    return Settings(**overrides)

@@ -1,0 +1,134 @@
+"""Builds the runtime from settings: store, bus, packs, tools, skills, model, router, pipeline.
+
+Shared by the HTTP app, the CLI and the Python API; imports no web framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.bus import InProcessBus
+from tether.core.pipeline import ToolPipeline
+from tether.core.ports import ChatModel
+from tether.core.prompt import load_skill_tool
+from tether.core.replay import Replayer
+from tether.core.runtime import Runtime
+from tether.core.skills import SkillRegistry, SkillRouter, load_skills
+from tether.core.tools import ToolRegistry
+from tether.core.turn import Limits, TurnDeps
+from tether.models.planner import PlannerModel
+from tether.pack import Pack, load_packs
+from tether.settings import Settings
+from tether.store.sql_store import SqlStore
+
+log = logging.getLogger("tether")
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: SqlStore
+    bus: InProcessBus
+    registry: ToolRegistry
+    skills: SkillRegistry
+    model: ChatModel
+    runtime: Runtime
+    replayer: Replayer
+    packs: list[Pack]
+    deps: TurnDeps
+    extras: dict[str, Any] = field(default_factory=dict)
+    _sweeper: asyncio.Task[None] | None = None
+
+    async def start(self, *, sweep: bool = True) -> None:
+        await self.store.open()
+        for pack in self.packs:
+            if pack.startup is not None:
+                await pack.startup(self)
+        recovered = await self.runtime.recover()
+        if recovered:
+            log.warning("recovering %d session(s) whose runner stopped", recovered)
+        if sweep:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for pack in self.packs:
+            if pack.shutdown is not None:
+                await pack.shutdown(self)
+        await self.runtime.drain()
+        await self.store.close()
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sweep_s)
+            try:
+                await self.runtime.expire_jobs()
+                await self.runtime.recover()
+            except Exception:  # keep sweeping; the next round retries
+                log.exception("sweep failed")
+
+
+def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
+    if settings.model == "planner":
+        return PlannerModel([e for p in packs for e in p.extractors])
+    if settings.model == "openai":
+        from tether.models.openai_compat import build_openai_model
+
+        key = settings.model_api_key.get_secret_value() if settings.model_api_key else None
+        return build_openai_model(
+            provider=settings.model_provider,
+            base_url=settings.model_base_url,
+            model=settings.model_name,
+            api_key=key,
+            stream=settings.model_stream,
+            timeout_s=settings.model_timeout_s,
+        )
+    raise ValueError(f"TETHER_MODEL must be 'planner' or 'openai', not {settings.model!r}")
+
+
+def build_services(settings: Settings, *, model: ChatModel | None = None, packs: list[Pack] | None = None) -> Services:
+    store = SqlStore(settings.database_url, lease_seconds=settings.lease_s)
+    bus = InProcessBus()
+    services_env = {"settings": settings}
+    packs = packs if packs is not None else load_packs(settings.pack_refs, services_env)
+    skills, issues = load_skills([d for p in packs for d in p.skill_dirs])
+    skill_registry = SkillRegistry(skills, issues)
+    for issue in issues:
+        log.warning("skill %s is invalid and was not loaded: %s", issue.path, issue.reason)
+    registry = ToolRegistry([t for p in packs for t in p.tools])
+    registry.register(load_skill_tool(skill_registry))
+    chat_model = model or build_model(settings, packs)
+    limits = Limits(
+        max_rounds=settings.max_rounds,
+        max_tool_calls=settings.max_tool_calls,
+        turn_timeout_s=settings.turn_timeout_s,
+        tool_timeout_s=settings.tool_timeout_s,
+        model_retries=settings.model_retries,
+        job_timeout_s=settings.job_timeout_s,
+    )
+    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s)
+    deps = TurnDeps(
+        store,
+        bus,
+        chat_model,
+        skill_registry,
+        pipeline,
+        limits,
+        callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
+    )
+    routing = settings.skill_routing
+    use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
+    router = SkillRouter(skill_registry, chat_model, use_model=use_model)
+    runtime = Runtime(deps, router, store)
+    return Services(
+        settings, store, bus, registry, skill_registry, chat_model, runtime, Replayer(deps, store), packs, deps
+    )
+
+
+def default_skill_dirs(pack_file: str) -> list[Path]:
+    return [Path(pack_file).parent / "skills"]
