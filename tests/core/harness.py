@@ -1,0 +1,187 @@
+"""A real runtime for core tests: SqlStore on a SQLite file, in-process bus, a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.bus import InProcessBus
+from tether.core.pipeline import ToolPipeline
+from tether.core.prompt import load_skill_tool
+from tether.core.replay import Replayer
+from tether.core.runtime import Runtime
+from tether.core.session import AgentSession, Owner, Status
+from tether.core.skills import Skill, SkillRegistry, SkillRouter
+from tether.core.tools import AsyncJobStarted, Interaction, Tool, ToolContext, ToolRegistry, tool
+from tether.core.turn import Limits, TurnDeps
+from tether.models.scripted import ScriptedModel
+from tether.store.sql_store import SqlStore
+
+ALICE = Owner("alice", "t1")
+BOB = Owner("bob", "t1")
+
+
+@dataclass
+class Counters:
+    runs: dict[str, int] = field(default_factory=dict)
+    tickets: list[Any] = field(default_factory=list)
+
+    def hit(self, name: str) -> None:
+        self.runs[name] = self.runs.get(name, 0) + 1
+
+
+def make_tools(counters: Counters) -> list[Tool]:
+    @tool()
+    async def add(ctx: ToolContext, a: int, b: int) -> Any:
+        """Add two integers."""
+        counters.hit("add")
+        return {"sum": a + b}
+
+    @tool()
+    async def echo(ctx: ToolContext, text: str) -> Any:
+        """Echo a text."""
+        counters.hit("echo")
+        return {"text": text, "handle_id": f"h-{text}-0001"}
+
+    @tool(is_async=True)
+    async def slow_job(ctx: ToolContext, label: str) -> Any:
+        """Start an external job that calls back later."""
+        counters.hit("slow_job")
+        ticket = await ctx.async_job()
+        counters.tickets.append(ticket)
+        return AsyncJobStarted(ticket)
+
+    @tool()
+    async def boom(ctx: ToolContext) -> Any:
+        """Always raises."""
+        counters.hit("boom")
+        raise RuntimeError("disk on fire")
+
+    @tool(timeout_s=0.2)
+    async def hang(ctx: ToolContext) -> Any:
+        """Sleeps past its timeout."""
+        counters.hit("hang")
+        await asyncio.sleep(5)
+
+    @tool()
+    async def ask(ctx: ToolContext, question: str) -> Any:
+        """Ask the user."""
+        return Interaction("question", {"question": question})
+
+    @tool()
+    async def propose(ctx: ToolContext, change: str) -> Any:
+        """Propose a write."""
+        return Interaction("proposal", {"change": change})
+
+    @tool()
+    async def whoami(ctx: ToolContext) -> Any:
+        """Uses the credential without revealing it."""
+        return {"user": ctx.owner.user_id, "has_credential": bool(ctx.credential)}
+
+    @tool()
+    async def hidden(ctx: ToolContext) -> Any:
+        """Not in the test skill."""
+        counters.hit("hidden")
+        return {}
+
+    return [add, echo, slow_job, boom, hang, ask, propose, whoami, hidden]
+
+
+TEST_SKILL = Skill(
+    name="test-skill",
+    description="Everything the tests need.",
+    allowed_tools=("add", "echo", "slow_job", "boom", "hang", "ask", "propose", "whoami"),
+    body="Use the tools.",
+    keywords=("test",),
+)
+EXTRA_SKILL = Skill(name="extra", description="Has the hidden tool.", allowed_tools=("hidden",), body="Hidden.")
+
+
+@dataclass
+class Harness:
+    runtime: Runtime
+    store: SqlStore
+    model: ScriptedModel
+    counters: Counters
+    replayer: Replayer
+    deps: TurnDeps
+    bus: InProcessBus
+
+    async def events(self, session_id: str) -> list[Any]:
+        return await self.store.events_after(session_id, 0, 10_000)
+
+    async def types(self, session_id: str) -> list[str]:
+        return [e.type for e in await self.events(session_id)]
+
+    async def callback(self, index: int, status: str = "SUCCEEDED", payload: Any = None, error: str | None = None):  # type: ignore[no-untyped-def]
+        ticket = self.counters.tickets[index]
+        result = await self.runtime.callback(ticket.job_id, ticket.token, status, payload, error)
+        await self.runtime.drain()
+        return result
+
+    async def start(self, message: str = "run the test") -> AgentSession:
+        return await self.runtime.start_session(ALICE, message, {})
+
+    async def load(self, session_id: str) -> AgentSession:
+        return await self.store.load(session_id)
+
+
+@asynccontextmanager
+async def harness(
+    tmp_path: Path,
+    replies: list[Any],
+    limits: Limits | None = None,
+    skills: list[Skill] | None = None,
+    router_model: Any = None,
+    credential: str | None = None,
+    tools: list[Tool] | None = None,
+) -> AsyncIterator[Harness]:
+    store = SqlStore(f"sqlite:///{tmp_path / 'core.db'}", lease_seconds=30)
+    await store.open()
+    counters = Counters()
+    registry = ToolRegistry(tools if tools is not None else make_tools(counters))
+    skill_registry = SkillRegistry(skills if skills is not None else [TEST_SKILL, EXTRA_SKILL])
+    registry.register(load_skill_tool(skill_registry))
+    model = ScriptedModel(replies)
+    bus = InProcessBus()
+    deps = TurnDeps(
+        store,
+        bus,
+        model,
+        skill_registry,
+        ToolPipeline(registry),
+        limits or Limits(model_backoff_s=0.01),
+        callback_url="http://127.0.0.1:1/api/agent/tool-callback",
+        credential=credential,
+    )
+    router = SkillRouter(skill_registry, router_model, use_model=router_model is not None)
+    runtime = Runtime(deps, router, store)
+    try:
+        yield Harness(runtime, store, model, counters, Replayer(deps, store), deps, bus)
+        await runtime.drain()
+    finally:
+        await store.close()
+
+
+def tool_messages(s: AgentSession) -> list[dict[str, Any]]:
+    return [m for m in s.transcript if m["role"] == "tool"]
+
+
+def assert_valid_transcript(s: AgentSession) -> None:
+    """Every assistant tool call is answered by exactly one tool message, right after it."""
+    i = 0
+    msgs = s.transcript
+    while i < len(msgs):
+        calls = msgs[i].get("tool_calls") or []
+        if calls:
+            answers = [m["tool_call_id"] for m in msgs[i + 1 : i + 1 + len(calls)]]
+            assert answers == [c["id"] for c in calls], f"calls at {i} answered by {answers}"
+            i += len(calls)
+        i += 1
+
+
+__all__ = ["ALICE", "BOB", "Status", "assert_valid_transcript", "harness", "tool_messages"]

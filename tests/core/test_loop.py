@@ -1,0 +1,253 @@
+"""The turn loop, driven by a scripted model over a real SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from tests.core.harness import assert_valid_transcript, harness, tool_messages
+
+from tether.core.session import Status
+from tether.core.turn import Limits
+from tether.models.scripted import calls, failure, text
+
+
+def body(message: dict) -> dict:  # type: ignore[type-arg]
+    return json.loads(message["content"])
+
+
+def test_several_calls_in_one_message_run_in_order_each_answered(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        replies = [calls(("add", {"a": 1, "b": 2}, "c1"), ("echo", {"text": "hi"}, "c2")), text("3 and hi")]
+        async with harness(tmp_path, replies) as h:
+            s = await h.start()
+            assert s.status is Status.SUCCEEDED
+            msgs = tool_messages(s)
+            assert [m["tool_call_id"] for m in msgs] == ["c1", "c2"]
+            assert body(msgs[0])["data"] == {"sum": 3}
+            assert body(msgs[1])["data"]["text"] == "hi"
+            seen = h.model.requests[1].messages
+            assert [m["tool_call_id"] for m in seen if m["role"] == "tool"] == ["c1", "c2"]
+            assert_valid_transcript(s)
+            h.model.assert_consumed()
+
+    asyncio.run(main())
+
+
+def test_async_call_waits_while_its_sibling_still_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        replies = [calls(("slow_job", {"label": "x"}, "j1"), ("add", {"a": 2, "b": 2}, "c2")), text("done")]
+        async with harness(tmp_path, replies) as h:
+            s = await h.start()
+            assert s.status is Status.WAITING_ASYNC_CALLBACK
+            assert h.counters.runs["add"] == 1
+            assert s.waiting_external_job_id == h.counters.tickets[0].job_id
+            assert len(h.model.requests) == 1
+            await h.callback(0, payload={"answer": 42})
+            s = await h.load(s.session_id)
+            assert s.status is Status.SUCCEEDED
+            assert body(tool_messages(s)[0])["data"] == {"answer": 42}
+            assert_valid_transcript(s)
+            types = await h.types(s.session_id)
+            assert "WAITING_ASYNC_CALLBACK" in types and "TOOL_CALLBACK_RECEIVED" in types
+
+    asyncio.run(main())
+
+
+def test_several_pending_jobs_resume_only_after_the_last(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        replies = [calls(("slow_job", {"label": "a"}, "j1"), ("slow_job", {"label": "b"}, "j2")), text("both")]
+        async with harness(tmp_path, replies) as h:
+            s = await h.start()
+            assert s.status is Status.WAITING_ASYNC_CALLBACK and len(s.waiting_job_ids) == 2
+            await h.callback(1, payload={"b": 1})
+            s = await h.load(s.session_id)
+            assert s.status is Status.WAITING_ASYNC_CALLBACK
+            assert s.waiting_job_ids == [h.counters.tickets[0].job_id]
+            assert len(h.model.requests) == 1  # not resumed yet
+            await h.callback(0, payload={"a": 1})
+            s = await h.load(s.session_id)
+            assert s.status is Status.SUCCEEDED
+            final_request = h.model.requests[-1].messages
+            results = [body(m)["data"] for m in final_request if m["role"] == "tool"]
+            assert results == [{"a": 1}, {"b": 1}]  # replaced in place, in call order
+            assert len(tool_messages(s)) == 2
+            assert h.counters.runs["slow_job"] == 2  # resume re-ran nothing
+
+    asyncio.run(main())
+
+
+def test_failed_job_result_goes_to_the_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        replies = [calls(("slow_job", {"label": "a"}, "j1")), text("the job failed, sorry")]
+        async with harness(tmp_path, replies) as h:
+            s = await h.start()
+            await h.callback(0, status="FAILED", error="upstream timeout")
+            s = await h.load(s.session_id)
+            assert s.status is Status.SUCCEEDED
+            msg = body(tool_messages(s)[0])
+            assert msg["kind"] == "error" and msg["data"]["error"] == "upstream timeout"
+            assert "TOOL_EXECUTION_FAILED" in await h.types(s.session_id)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (("nope", {}), "unknown tool 'nope'"),
+        (("hidden", {}), "not allowed in this turn"),
+        (("add", "{not json"), "not valid JSON"),
+        (("add", {"a": "x", "b": 1}), "invalid arguments: a"),
+        (("add", {"a": 1, "b": 2, "c": 3}), "c: Extra inputs are not permitted"),
+        (("add", "[1, 2]"), "must be a JSON object"),
+    ],
+)
+def test_bad_calls_come_back_to_the_model_as_error_results(tmp_path, call, expected) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        replies = [calls((call[0], call[1], "bad")), calls(("add", {"a": 1, "b": 1}, "good")), text("fixed")]
+        async with harness(tmp_path, replies) as h:
+            s = await h.start()
+            assert s.status is Status.SUCCEEDED
+            first = body(tool_messages(s)[0])
+            assert first["kind"] == "error" and expected in first["data"]["error"]
+            assert h.counters.runs.get("hidden", 0) == 0
+            assert body(tool_messages(s)[1])["data"] == {"sum": 2}
+            assert "TOOL_EXECUTION_FAILED" in await h.types(s.session_id)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(("tool_name", "expected"), [("boom", "disk on fire"), ("hang", "timed out after 0.2s")])
+def test_a_raising_or_hanging_tool_gives_an_error_result(tmp_path, tool_name, expected) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        async with harness(tmp_path, [calls((tool_name, {}, "t")), text("ok")]) as h:
+            s = await h.start()
+            assert s.status is Status.SUCCEEDED
+            assert expected in body(tool_messages(s)[0])["data"]["error"]
+            failed = [e for e in await h.events(s.session_id) if e.type == "TOOL_EXECUTION_FAILED"]
+            assert failed and expected in failed[0].data["error"]
+
+    asyncio.run(main())
+
+
+def test_model_failures_are_retried_then_the_turn_fails_readably(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        async with harness(tmp_path, [failure("503 from endpoint"), text("recovered")]) as h:
+            s = await h.start()
+            assert s.status is Status.SUCCEEDED and len(h.model.requests) == 2
+        replies = [failure("503"), failure("503"), failure("503 again")]
+        async with harness(tmp_path / "b", replies) as h:
+            s = await h.start()
+            assert s.status is Status.FAILED
+            assert s.last_error is not None and "model endpoint failed" in s.last_error and "503 again" in s.last_error
+        async with harness(tmp_path / "c", [failure("401 bad key", retryable=False)]) as h:
+            s = await h.start()
+            assert s.status is Status.FAILED and len(h.model.requests) == 1
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c").mkdir()
+    asyncio.run(main())
+
+
+def test_guardrails_end_the_turn_with_a_reason(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        loop_forever = [calls(("add", {"a": 1, "b": 1})) for _ in range(3)]
+        async with harness(tmp_path, loop_forever, limits=Limits(max_rounds=3)) as h:
+            s = await h.start()
+            assert s.status is Status.FAILED and "3 model rounds" in (s.last_error or "")
+        many = [calls(*[("add", {"a": i, "b": 0}) for i in range(5)])]
+        async with harness(tmp_path / "b", many, limits=Limits(max_tool_calls=3)) as h:
+            s = await h.start()
+            assert s.status is Status.FAILED and "3 tool calls" in (s.last_error or "")
+            assert h.counters.runs["add"] == 3
+            assert len(tool_messages(s)) == 5  # refused calls are still answered
+            assert_valid_transcript(s)
+
+        async def slow(_request):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(2)
+            return text("late")
+
+        async with harness(tmp_path / "c", [slow], limits=Limits(turn_timeout_s=0.3)) as h:
+            s = await h.start()
+            assert s.status is Status.FAILED and "0.3s limit" in (s.last_error or "")
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c").mkdir()
+    asyncio.run(main())
+
+
+def test_question_and_proposal_pause_the_session(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        replies = [calls(("ask", {"question": "Which month?"}, "q1")), text("March it is")]
+        async with harness(tmp_path, replies) as h:
+            s = await h.start()
+            assert s.status is Status.WAITING_USER_INPUT
+            assert s.pending_interaction and s.pending_interaction["payload"] == {"question": "Which month?"}
+            assert "QUESTION" in await h.types(s.session_id)
+            s = await h.runtime.post_message(s.session_id, s.owner, "March")
+            assert s.status is Status.SUCCEEDED and s.pending_interaction is None
+            assert body(tool_messages(s)[0])["data"] == {"answer": "March"}
+        replies = [calls(("propose", {"change": "price=10"}, "p1")), text("applied")]
+        async with harness(tmp_path / "b", replies) as h:
+            s = await h.start()
+            assert s.status is Status.WAITING_CONFIRMATION
+            assert "WRITE_PROPOSAL" in await h.types(s.session_id)
+            iid = s.pending_interaction["interactionId"]  # type: ignore[index]
+            s = await h.runtime.complete_interaction(s.session_id, s.owner, iid, {"opStatus": "executed"})
+            assert s.status is Status.SUCCEEDED
+
+    (tmp_path / "b").mkdir()
+    asyncio.run(main())
+
+
+def test_events_are_persisted_with_contiguous_sequence_and_a_valid_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        async with harness(tmp_path, [calls(("add", {"a": 1, "b": 2})), text("3")]) as h:
+            s = await h.start()
+            events = await h.events(s.session_id)
+            assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            types = [e.type for e in events]
+            assert types[:3] == ["SESSION_STARTED", "SKILLS_SELECTED", "TURN_STARTED"]
+            assert types.index("TOOL_EXECUTION_STARTED") < types.index("TOOL_EXECUTION_FINISHED")
+            assert types[-1] == "TURN_FINISHED" and "DSL_COMPILED" in types and "TOKEN" in types
+
+    asyncio.run(main())
+
+
+def test_credentials_never_reach_transcript_or_events(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    secret = "s3cr3t-credential-value"
+
+    async def main() -> None:
+        async with harness(tmp_path, [calls(("whoami", {})), text("you are alice")], credential=secret) as h:
+            s = await h.start()
+            assert body(tool_messages(s)[0])["data"]["has_credential"] is True
+            dumped = json.dumps(s.transcript) + json.dumps([e.to_json() for e in await h.events(s.session_id)])
+            assert secret not in dumped
+
+    asyncio.run(main())
+
+
+def test_a_second_message_while_running_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def main() -> None:
+        gate = asyncio.Event()
+
+        async def wait_for_gate(_request):  # type: ignore[no-untyped-def]
+            await gate.wait()
+            return text("first")
+
+        async with harness(tmp_path, [text("hello"), wait_for_gate, text("never")]) as h:
+            s = await h.start()
+            first = asyncio.create_task(h.runtime.post_message(s.session_id, s.owner, "one"))
+            await asyncio.sleep(0.05)
+            from tether.errors import Conflict
+
+            with pytest.raises(Conflict):
+                await h.runtime.post_message(s.session_id, s.owner, "two")
+            gate.set()
+            s = await first
+            users = [m["content"] for m in s.transcript if m["role"] == "user"]
+            assert users == ["run the test", "one"]
+
+    asyncio.run(main())
