@@ -1,0 +1,154 @@
+"""The offline planner follows skill plans; declarative HTTP tools validate and dispatch."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tether.core.messages import ModelRequest
+from tether.core.session import Owner
+from tether.core.skills import Skill
+from tether.core.tools import ToolContext
+from tether.errors import InvalidInput
+from tether.http_tools import http_tool, schema_validator
+from tether.models.planner import PlannerModel, PlannerQuestion, render
+
+SKILL = Skill(
+    name="s",
+    description="d",
+    allowed_tools=("a", "b"),
+    body="",
+    plan=({"tool": "a", "args": {"x": "${extract.x}"}}, {"tool": "b", "args": {"ref": "${prev.id}", "n": 3}}),
+    answer="got ${steps.1.value} for ${extract.x}",
+)
+
+
+def extractor(query: str, ctx: dict[str, Any]) -> dict[str, Any]:
+    if "?" in query:
+        raise PlannerQuestion("Which x do you mean?")
+    return {"x": query.split()[-1]} if "x=" not in query else {}
+
+
+def chat(messages: list[dict[str, Any]]) -> Any:
+    planner = PlannerModel([extractor])
+    return asyncio.run(planner.chat(ModelRequest(messages, [], [SKILL], {})))
+
+
+def tool_msg(content: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": "c", "content": json.dumps(content)}
+
+
+def test_planner_walks_the_plan_and_answers_from_the_template() -> None:
+    user = {"role": "user", "content": "look up apple"}
+    first = chat([user])
+    assert first.tool_calls[0].name == "a" and json.loads(first.tool_calls[0].arguments) == {"x": "apple"}
+    call = {"role": "assistant", "tool_calls": [{"id": "c"}]}
+    second = chat([user, call, tool_msg({"tool": "a", "kind": "value", "data": {"id": "id-7"}})])
+    assert json.loads(second.tool_calls[0].arguments) == {"ref": "id-7", "n": 3}
+    done = chat(
+        [
+            user,
+            call,
+            tool_msg({"kind": "value", "data": {"id": "id-7"}}),
+            call,
+            tool_msg({"kind": "value", "data": {"value": 42}}),
+        ]
+    )
+    assert done.content == "got 42 for apple" and done.meta["model"] == "planner"
+
+
+def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
+    assert chat([{"role": "user", "content": "which one?"}]).content == "Which x do you mean?"
+    assert "could not tell 'x'" in chat([{"role": "user", "content": "x= nothing"}]).content
+    call = {"role": "assistant", "tool_calls": [{"id": "c"}]}
+    failed = chat(
+        [
+            {"role": "user", "content": "a b"},
+            call,
+            tool_msg({"tool": "a", "kind": "error", "data": {"error": "no such thing"}}),
+        ]
+    )
+    assert "tool a failed: no such thing" in failed.content
+
+
+def test_render_keeps_types_alone_and_interpolates_in_text() -> None:
+    scope = {"a": {"n": 5, "s": "x"}}
+    assert render("${a.n}", scope) == 5
+    assert render("n=${a.n}, s=${a.s}", scope) == "n=5, s=x"
+    with pytest.raises(KeyError):
+        render("${a.missing}", scope)
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer"},
+        "mode": {"type": "string", "enum": ["a", "b"]},
+        "flag": {"type": "boolean", "default": False},
+    },
+    "required": ["n"],
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({}, "n: required"),
+        ({"n": "1"}, "n: expected integer"),
+        ({"n": True}, "n: expected integer"),
+        ({"n": 1, "mode": "c"}, "mode: must be one of"),
+        ({"n": 1, "zzz": 1}, "zzz: unknown argument"),
+    ],
+)
+def test_schema_validator_rejects_with_the_reason(args: dict[str, Any], problem: str) -> None:
+    with pytest.raises(InvalidInput, match=problem):
+        schema_validator(SCHEMA)(args)
+
+
+def test_schema_validator_fills_defaults() -> None:
+    assert schema_validator(SCHEMA)({"n": 2}) == {"n": 2, "flag": False}
+
+
+CTX = ToolContext(Owner("alice", "t1"), "ses-1", "turn-1", "call-1", {}, credential="cred-xyz")
+
+
+def test_local_http_tool_dispatches_in_process() -> None:
+    async def handler(body: dict[str, Any], ctx: ToolContext) -> Any:
+        return {"doubled": body["n"] * 2, "user": ctx.owner.user_id}
+
+    t = http_tool(
+        "double",
+        "d",
+        {"properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "/double",
+        base_url="local://tools",
+        local={"/double": handler},
+    )
+    assert asyncio.run(t.run(t.validate({"n": 4}), CTX)) == {"doubled": 8, "user": "alice"}
+
+
+def test_remote_http_tool_sends_identity_and_credential_over_http() -> None:
+    seen: list[httpx.Request] = []
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"ok": True}) if request.url.path == "/v1/double" else httpx.Response(503)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(respond))
+    t = http_tool(
+        "double",
+        "d",
+        {"properties": {"n": {"type": "integer"}}},
+        "/double",
+        base_url="http://erp.local/v1",
+        client=client,
+    )
+    assert asyncio.run(t.run({"n": 1}, CTX)) == {"ok": True}
+    assert seen[0].headers["x-tether-user"] == "alice" and seen[0].headers["authorization"] == "Bearer cred-xyz"
+    broken = http_tool("x", "d", {"properties": {}}, "/down", base_url="http://erp.local/v1", client=client)
+    with pytest.raises(Exception, match="answered 503"):
+        asyncio.run(broken.run({}, CTX))
