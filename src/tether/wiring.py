@@ -61,6 +61,9 @@ class Services:
             if pack.shutdown is not None:
                 await pack.shutdown(self)
         await self.runtime.drain()
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            await close()
         await self.store.close()
 
     async def _sweep(self) -> None:

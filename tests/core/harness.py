@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tether.bus import InProcessBus
@@ -132,7 +131,7 @@ class Harness:
 
 @asynccontextmanager
 async def harness(
-    tmp_path: Path,
+    url: str,
     replies: list[Any],
     limits: Limits | None = None,
     skills: list[Skill] | None = None,
@@ -140,7 +139,7 @@ async def harness(
     credential: str | None = None,
     tools: list[Tool] | None = None,
 ) -> AsyncIterator[Harness]:
-    store = SqlStore(f"sqlite:///{tmp_path / 'core.db'}", lease_seconds=30)
+    store = SqlStore(url, lease_seconds=30)
     await store.open()
     counters = Counters()
     registry = ToolRegistry(tools if tools is not None else make_tools(counters))

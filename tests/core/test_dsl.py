@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from tests.core.harness import ALICE, BOB, harness
@@ -13,7 +12,7 @@ from tether.errors import Conflict, InvalidInput, NotFound
 from tether.models.scripted import calls, text
 
 
-def test_compile_turns_request_values_into_params_and_outputs_into_references(tmp_path: Path) -> None:
+def test_compile_turns_request_values_into_params_and_outputs_into_references(db_url: str) -> None:
     async def main() -> None:
         replies = [
             calls(("echo", {"text": "alpha"})),
@@ -21,7 +20,7 @@ def test_compile_turns_request_values_into_params_and_outputs_into_references(tm
             calls(("add", {"a": 4, "b": 5})),
             text("ok"),
         ]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.runtime.start_session(ALICE, "run the test on alpha with 4 and 5", {})
             assert s.status is Status.SUCCEEDED and s.last_dsl_id
             dsl = await h.store.get_dsl(s.last_dsl_id, ALICE)
@@ -37,10 +36,10 @@ def test_compile_turns_request_values_into_params_and_outputs_into_references(tm
     asyncio.run(main())
 
 
-def test_replay_uses_overrides_and_flows_new_outputs_without_the_model(tmp_path: Path) -> None:
+def test_replay_uses_overrides_and_flows_new_outputs_without_the_model(db_url: str) -> None:
     async def main() -> None:
         replies = [calls(("echo", {"text": "alpha"})), calls(("echo", {"text": "h-alpha-0001"})), text("ok")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start("run the test on alpha")
             calls_before = len(h.model.requests)
             result = await h.replayer.execute(s.last_dsl_id or "", ALICE, {"text": "beta"})
@@ -55,10 +54,10 @@ def test_replay_uses_overrides_and_flows_new_outputs_without_the_model(tmp_path:
     asyncio.run(main())
 
 
-def test_replay_waits_for_async_steps(tmp_path: Path) -> None:
+def test_replay_waits_for_async_steps(db_url: str) -> None:
     async def main() -> None:
         replies = [calls(("slow_job", {"label": "first"})), text("ok")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             await h.callback(0, payload={"v": 1})
             s = await h.load(s.session_id)
@@ -73,9 +72,9 @@ def test_replay_waits_for_async_steps(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_replay_refuses_unknown_params_changed_schemas_and_other_owners(tmp_path: Path) -> None:
+def test_replay_refuses_unknown_params_changed_schemas_and_other_owners(db_url: str) -> None:
     async def main() -> None:
-        async with harness(tmp_path, [calls(("add", {"a": 1, "b": 2})), text("3")]) as h:
+        async with harness(db_url, [calls(("add", {"a": 1, "b": 2})), text("3")]) as h:
             s = await h.start()
             dsl_id = s.last_dsl_id or ""
             with pytest.raises(InvalidInput, match="unknown DSL parameter"):
@@ -91,9 +90,9 @@ def test_replay_refuses_unknown_params_changed_schemas_and_other_owners(tmp_path
     asyncio.run(main())
 
 
-def test_failed_replay_step_stops_and_is_logged(tmp_path: Path) -> None:
+def test_failed_replay_step_stops_and_is_logged(db_url: str) -> None:
     async def main() -> None:
-        async with harness(tmp_path, [calls(("echo", {"text": "alpha"})), text("ok")]) as h:
+        async with harness(db_url, [calls(("echo", {"text": "alpha"})), text("ok")]) as h:
             s = await h.start()
             result = await h.replayer.execute(s.last_dsl_id or "", ALICE, {"text": 5})
             assert result["status"] == "FAILED" and "invalid arguments" in result["error"]

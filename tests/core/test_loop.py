@@ -17,10 +17,10 @@ def body(message: dict) -> dict:  # type: ignore[type-arg]
     return json.loads(message["content"])
 
 
-def test_several_calls_in_one_message_run_in_order_each_answered(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_several_calls_in_one_message_run_in_order_each_answered(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         replies = [calls(("add", {"a": 1, "b": 2}, "c1"), ("echo", {"text": "hi"}, "c2")), text("3 and hi")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.SUCCEEDED
             msgs = tool_messages(s)
@@ -35,10 +35,10 @@ def test_several_calls_in_one_message_run_in_order_each_answered(tmp_path) -> No
     asyncio.run(main())
 
 
-def test_async_call_waits_while_its_sibling_still_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_async_call_waits_while_its_sibling_still_runs(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         replies = [calls(("slow_job", {"label": "x"}, "j1"), ("add", {"a": 2, "b": 2}, "c2")), text("done")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.WAITING_ASYNC_CALLBACK
             assert h.counters.runs["add"] == 1
@@ -55,10 +55,10 @@ def test_async_call_waits_while_its_sibling_still_runs(tmp_path) -> None:  # typ
     asyncio.run(main())
 
 
-def test_several_pending_jobs_resume_only_after_the_last(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_several_pending_jobs_resume_only_after_the_last(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         replies = [calls(("slow_job", {"label": "a"}, "j1"), ("slow_job", {"label": "b"}, "j2")), text("both")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.WAITING_ASYNC_CALLBACK and len(s.waiting_job_ids) == 2
             await h.callback(1, payload={"b": 1})
@@ -78,10 +78,10 @@ def test_several_pending_jobs_resume_only_after_the_last(tmp_path) -> None:  # t
     asyncio.run(main())
 
 
-def test_failed_job_result_goes_to_the_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_failed_job_result_goes_to_the_model(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         replies = [calls(("slow_job", {"label": "a"}, "j1")), text("the job failed, sorry")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             await h.callback(0, status="FAILED", error="upstream timeout")
             s = await h.load(s.session_id)
@@ -104,10 +104,10 @@ def test_failed_job_result_goes_to_the_model(tmp_path) -> None:  # type: ignore[
         (("add", "[1, 2]"), "must be a JSON object"),
     ],
 )
-def test_bad_calls_come_back_to_the_model_as_error_results(tmp_path, call, expected) -> None:  # type: ignore[no-untyped-def]
+def test_bad_calls_come_back_to_the_model_as_error_results(db_url: str, call, expected) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         replies = [calls((call[0], call[1], "bad")), calls(("add", {"a": 1, "b": 1}, "good")), text("fixed")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.SUCCEEDED
             first = body(tool_messages(s)[0])
@@ -120,9 +120,9 @@ def test_bad_calls_come_back_to_the_model_as_error_results(tmp_path, call, expec
 
 
 @pytest.mark.parametrize(("tool_name", "expected"), [("boom", "disk on fire"), ("hang", "timed out after 0.2s")])
-def test_a_raising_or_hanging_tool_gives_an_error_result(tmp_path, tool_name, expected) -> None:  # type: ignore[no-untyped-def]
+def test_a_raising_or_hanging_tool_gives_an_error_result(db_url: str, tool_name, expected) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
-        async with harness(tmp_path, [calls((tool_name, {}, "t")), text("ok")]) as h:
+        async with harness(db_url, [calls((tool_name, {}, "t")), text("ok")]) as h:
             s = await h.start()
             assert s.status is Status.SUCCEEDED
             assert expected in body(tool_messages(s)[0])["data"]["error"]
@@ -132,33 +132,31 @@ def test_a_raising_or_hanging_tool_gives_an_error_result(tmp_path, tool_name, ex
     asyncio.run(main())
 
 
-def test_model_failures_are_retried_then_the_turn_fails_readably(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_model_failures_are_retried_then_the_turn_fails_readably(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
-        async with harness(tmp_path, [failure("503 from endpoint"), text("recovered")]) as h:
+        async with harness(db_url, [failure("503 from endpoint"), text("recovered")]) as h:
             s = await h.start()
             assert s.status is Status.SUCCEEDED and len(h.model.requests) == 2
         replies = [failure("503"), failure("503"), failure("503 again")]
-        async with harness(tmp_path / "b", replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.FAILED
             assert s.last_error is not None and "model endpoint failed" in s.last_error and "503 again" in s.last_error
-        async with harness(tmp_path / "c", [failure("401 bad key", retryable=False)]) as h:
+        async with harness(db_url, [failure("401 bad key", retryable=False)]) as h:
             s = await h.start()
             assert s.status is Status.FAILED and len(h.model.requests) == 1
 
-    (tmp_path / "b").mkdir()
-    (tmp_path / "c").mkdir()
     asyncio.run(main())
 
 
-def test_guardrails_end_the_turn_with_a_reason(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         loop_forever = [calls(("add", {"a": 1, "b": 1})) for _ in range(3)]
-        async with harness(tmp_path, loop_forever, limits=Limits(max_rounds=3)) as h:
+        async with harness(db_url, loop_forever, limits=Limits(max_rounds=3)) as h:
             s = await h.start()
             assert s.status is Status.FAILED and "3 model rounds" in (s.last_error or "")
         many = [calls(*[("add", {"a": i, "b": 0}) for i in range(5)])]
-        async with harness(tmp_path / "b", many, limits=Limits(max_tool_calls=3)) as h:
+        async with harness(db_url, many, limits=Limits(max_tool_calls=3)) as h:
             s = await h.start()
             assert s.status is Status.FAILED and "3 tool calls" in (s.last_error or "")
             assert h.counters.runs["add"] == 3
@@ -169,19 +167,17 @@ def test_guardrails_end_the_turn_with_a_reason(tmp_path) -> None:  # type: ignor
             await asyncio.sleep(2)
             return text("late")
 
-        async with harness(tmp_path / "c", [slow], limits=Limits(turn_timeout_s=0.3)) as h:
+        async with harness(db_url, [slow], limits=Limits(turn_timeout_s=0.3)) as h:
             s = await h.start()
             assert s.status is Status.FAILED and "0.3s limit" in (s.last_error or "")
 
-    (tmp_path / "b").mkdir()
-    (tmp_path / "c").mkdir()
     asyncio.run(main())
 
 
-def test_question_and_proposal_pause_the_session(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_question_and_proposal_pause_the_session(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         replies = [calls(("ask", {"question": "Which month?"}, "q1")), text("March it is")]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.WAITING_USER_INPUT
             assert s.pending_interaction and s.pending_interaction["payload"] == {"question": "Which month?"}
@@ -190,7 +186,7 @@ def test_question_and_proposal_pause_the_session(tmp_path) -> None:  # type: ign
             assert s.status is Status.SUCCEEDED and s.pending_interaction is None
             assert body(tool_messages(s)[0])["data"] == {"answer": "March"}
         replies = [calls(("propose", {"change": "price=10"}, "p1")), text("applied")]
-        async with harness(tmp_path / "b", replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.WAITING_CONFIRMATION
             assert "WRITE_PROPOSAL" in await h.types(s.session_id)
@@ -198,13 +194,12 @@ def test_question_and_proposal_pause_the_session(tmp_path) -> None:  # type: ign
             s = await h.runtime.complete_interaction(s.session_id, s.owner, iid, {"opStatus": "executed"})
             assert s.status is Status.SUCCEEDED
 
-    (tmp_path / "b").mkdir()
     asyncio.run(main())
 
 
-def test_events_are_persisted_with_contiguous_sequence_and_a_valid_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_events_are_persisted_with_contiguous_sequence_and_a_valid_order(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
-        async with harness(tmp_path, [calls(("add", {"a": 1, "b": 2})), text("3")]) as h:
+        async with harness(db_url, [calls(("add", {"a": 1, "b": 2})), text("3")]) as h:
             s = await h.start()
             events = await h.events(s.session_id)
             assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -216,11 +211,11 @@ def test_events_are_persisted_with_contiguous_sequence_and_a_valid_order(tmp_pat
     asyncio.run(main())
 
 
-def test_credentials_never_reach_transcript_or_events(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_credentials_never_reach_transcript_or_events(db_url: str) -> None:  # type: ignore[no-untyped-def]
     secret = "s3cr3t-credential-value"
 
     async def main() -> None:
-        async with harness(tmp_path, [calls(("whoami", {})), text("you are alice")], credential=secret) as h:
+        async with harness(db_url, [calls(("whoami", {})), text("you are alice")], credential=secret) as h:
             s = await h.start()
             assert body(tool_messages(s)[0])["data"]["has_credential"] is True
             dumped = json.dumps(s.transcript) + json.dumps([e.to_json() for e in await h.events(s.session_id)])
@@ -229,7 +224,7 @@ def test_credentials_never_reach_transcript_or_events(tmp_path) -> None:  # type
     asyncio.run(main())
 
 
-def test_a_second_message_while_running_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_message_while_running_is_refused(db_url: str) -> None:  # type: ignore[no-untyped-def]
     async def main() -> None:
         gate = asyncio.Event()
 
@@ -237,7 +232,7 @@ def test_a_second_message_while_running_is_refused(tmp_path) -> None:  # type: i
             await gate.wait()
             return text("first")
 
-        async with harness(tmp_path, [text("hello"), wait_for_gate, text("never")]) as h:
+        async with harness(db_url, [text("hello"), wait_for_gate, text("never")]) as h:
             s = await h.start()
             first = asyncio.create_task(h.runtime.post_message(s.session_id, s.owner, "one"))
             await asyncio.sleep(0.05)

@@ -96,7 +96,7 @@ def test_rules_choose_nothing_when_no_keyword_matches() -> None:
     assert sel.skill_ids == [] and "no skill keyword" in sel.reason
 
 
-def test_skills_restrict_tools_and_load_skill_widens_them(tmp_path: Path) -> None:
+def test_skills_restrict_tools_and_load_skill_widens_them(db_url: str) -> None:
     async def main() -> None:
         replies = [
             calls(("hidden", {}, "h1")),
@@ -104,7 +104,7 @@ def test_skills_restrict_tools_and_load_skill_widens_them(tmp_path: Path) -> Non
             calls(("hidden", {}, "h2")),
             text("done"),
         ]
-        async with harness(tmp_path, replies) as h:
+        async with harness(db_url, replies) as h:
             s = await h.start()
             first, loaded, second = tool_messages(s)
             assert "not allowed" in first["content"]
@@ -119,9 +119,9 @@ def test_skills_restrict_tools_and_load_skill_widens_them(tmp_path: Path) -> Non
     asyncio.run(main())
 
 
-def test_selected_skill_bodies_are_in_the_system_prompt_and_others_listed(tmp_path: Path) -> None:
+def test_selected_skill_bodies_are_in_the_system_prompt_and_others_listed(db_url: str) -> None:
     async def main() -> None:
-        async with harness(tmp_path, [text("hi")]) as h:
+        async with harness(db_url, [text("hi")]) as h:
             s = await h.start()
             prompt = s.transcript[0]["content"]
             assert "## Skill: test-skill\nUse the tools." in prompt
