@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.core.harness import ALICE, BOB, harness
 
+from tests.core.harness import ALICE, BOB, harness
 from tether.core.session import Status
 from tether.errors import Conflict, InvalidInput, NotFound
 from tether.models.scripted import calls, text

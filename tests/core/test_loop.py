@@ -6,8 +6,8 @@ import asyncio
 import json
 
 import pytest
-from tests.core.harness import assert_valid_transcript, harness, tool_messages
 
+from tests.core.harness import assert_valid_transcript, harness, tool_messages
 from tether.core.session import Status
 from tether.core.turn import Limits
 from tether.models.scripted import calls, failure, text

@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tests.core.harness import EXTRA_SKILL, TEST_SKILL, harness, tool_messages
 
+from tests.core.harness import EXTRA_SKILL, TEST_SKILL, harness, tool_messages
 from tether.core.skills import SkillRegistry, SkillRouter, load_skills
 from tether.models.scripted import ScriptedModel, calls, failure, text
 
