@@ -1,0 +1,230 @@
+"""``MemoryStore``: the ``SessionStore`` and ``DslStore`` ports in process memory.
+
+For quick tests and the no-persistence benchmark variant. Semantics match ``SqlStore`` exactly:
+the same codec (so the same JSON snapshot is taken at commit time, and non-JSON data fails the
+same way), the version check, the job compare-and-set, owner checks and unique keys. Each call
+validates everything before changing anything, with no await in between, so a failed commit
+writes nothing. Nothing survives the process; this module must never be used as a real store.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from tether.core.events import RuntimeEvent
+from tether.core.ports import AsyncJob, Clock, Commit, DslSnapshot, SystemClock
+from tether.core.session import AgentSession, Owner, Status
+from tether.errors import Conflict, NotFound
+from tether.store import codec
+from tether.store.writer import WriterStats
+
+_DSL_HEAD = ("dsl_id", "owner_user", "owner_tenant", "source_session_id", "title", "params", "created_at")
+_DSL_STEP = ("dsl_id", "idx", "step_id", "tool_id", "args", "schema_hash")
+
+
+class MemoryStore:
+    """Sessions, events, jobs and DSL snapshots as stored rows in dicts."""
+
+    def __init__(self, lease_seconds: float = 30.0, clock: Clock | None = None) -> None:
+        self.lease_seconds = lease_seconds
+        self._clock = clock or SystemClock()
+        self._sessions: dict[str, dict[str, Any]] = {}
+        self._messages: dict[str, list[str]] = {}
+        self._events: dict[str, list[tuple[Any, ...]]] = {}  # sorted by seq
+        self._jobs: dict[str, dict[str, Any]] = {}
+        self._dsl: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        self._executions: dict[str, dict[str, Any]] = {}
+        self.writer_stats = WriterStats()
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def __aenter__(self) -> MemoryStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    # -- SessionStore: writes ------------------------------------------------------------------
+
+    async def create(self, commit: Commit) -> None:
+        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
+        if rows.session_id in self._sessions:
+            raise Conflict(f"session {rows.session_id} already exists")
+        self._check_children(rows, stored=[])
+        self._sessions[rows.session_id] = dict(zip(codec.SESSION_COLUMNS, rows.header, strict=True))
+        self._messages[rows.session_id] = []
+        self._apply(rows)
+        codec.apply_committed(commit.session, rows)
+
+    async def commit(self, commit: Commit) -> None:
+        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
+        row = self._sessions.get(rows.session_id)
+        if row is None:
+            raise NotFound(f"session {rows.session_id} not found")
+        if row["version"] != rows.expected_version:
+            raise Conflict(
+                f"session {rows.session_id} is at version {row['version']}, not "
+                f"{rows.expected_version}: another writer committed first"
+            )
+        self._check_children(rows, stored=self._messages[rows.session_id])
+        h = dict(zip(codec.SESSION_COLUMNS, rows.header, strict=True))
+        for key in ("title", "status", "version", "lease_until", "state", "steps", "updated_at"):
+            row[key] = h[key]
+        row["last_seq"] = max(row["last_seq"], rows.max_seq)
+        self._apply(rows)
+        codec.apply_committed(commit.session, rows)
+
+    def _check_children(self, rows: codec.CommitRows, stored: list[str]) -> None:
+        """The unique keys the SQL schema enforces: message idx, event seq, job id."""
+        if rows.new_messages and rows.new_messages[0][1] < len(stored):
+            raise Conflict(f"session {rows.session_id}: message {rows.new_messages[0][1]} already stored")
+        keys = [(e[0], e[1]) for e in rows.events]
+        for sid, seq in keys:
+            if self._find_event(sid, seq) is not None:
+                raise Conflict(f"session {sid}: event {seq} already stored")
+        job_ids = [j[0] for j in rows.new_jobs]
+        if len(set(keys)) != len(keys) or len(set(job_ids)) != len(job_ids):
+            raise Conflict("duplicate event seq or job id in one commit")
+        if any(j in self._jobs for j in job_ids):
+            raise Conflict("job already exists")
+
+    def _apply(self, rows: codec.CommitRows) -> None:
+        messages = self._messages[rows.session_id]
+        for body, _, idx in rows.replaced_messages:
+            if idx < len(messages):
+                messages[idx] = body
+        messages.extend(m[2] for m in rows.new_messages)
+        for e in rows.events:
+            events = self._events.setdefault(e[0], [])
+            bisect.insort(events, e, key=lambda r: r[1])
+        for j in rows.new_jobs:
+            self._jobs[j[0]] = dict(zip(codec.JOB_COLUMNS, j, strict=True))
+        for _, job_id in rows.applied_jobs:
+            if job_id in self._jobs:
+                self._jobs[job_id]["applied"] = True
+
+    def _find_event(self, session_id: str, seq: int) -> tuple[Any, ...] | None:
+        events = self._events.get(session_id, [])
+        i = bisect.bisect_left(events, seq, key=lambda r: r[1])
+        return events[i] if i < len(events) and events[i][1] == seq else None
+
+    async def renew_lease(self, session_id: str, version: int) -> bool:
+        row = self._sessions.get(session_id)
+        if row is None or row["version"] != version or row["status"] != Status.RUNNING.value:
+            return False
+        row["lease_until"] = self._clock.now() + self.lease_seconds
+        return True
+
+    async def finish_job(self, job_id: str, status: str, result: Any, error: str | None) -> bool:
+        """Record a job's outcome once: True if this call moved it out of PENDING."""
+        job = self._jobs.get(job_id)
+        if job is None or job["status"] != "PENDING":
+            return False
+        body = None if result is None else codec.dumps(result)
+        job.update(status=status, result=body, error=error)
+        return True
+
+    # -- SessionStore: reads -------------------------------------------------------------------
+
+    async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
+        row = self._sessions.get(session_id)
+        if row is None or not codec.owns(owner, row["owner_user"], row["owner_tenant"]):
+            raise NotFound(f"session {session_id} not found")
+        return codec.session_from_row(row, self._messages[session_id])
+
+    async def last_seq(self, session_id: str) -> int:
+        row = self._sessions.get(session_id)
+        if row is None:
+            raise NotFound(f"session {session_id} not found")
+        return int(row["last_seq"])
+
+    async def list_sessions(self, owner: Owner, limit: int, offset: int) -> list[AgentSession]:
+        mine = [
+            r for r in self._sessions.values() if r["owner_user"] == owner.user_id and r["owner_tenant"] == owner.tenant
+        ]
+        mine.sort(key=lambda r: (r["updated_at"], r["id"]), reverse=True)
+        return [codec.session_from_row(r, self._messages[r["id"]]) for r in mine[offset : offset + limit]]
+
+    async def expired_running(self) -> list[str]:
+        now = self._clock.now()
+        return [
+            sid
+            for sid, r in self._sessions.items()
+            if r["status"] == Status.RUNNING.value and r["lease_until"] is not None and r["lease_until"] < now
+        ]
+
+    async def events_after(self, session_id: str, after: int, limit: int = 500) -> list[RuntimeEvent]:
+        events = self._events.get(session_id, [])
+        start = bisect.bisect_right(events, after, key=lambda r: r[1])
+        return [
+            codec.event_from_row(dict(zip(codec.EVENT_COLUMNS, e, strict=True))) for e in events[start : start + limit]
+        ]
+
+    async def get_job(self, job_id: str) -> AsyncJob | None:
+        job = self._jobs.get(job_id)
+        return None if job is None else codec.job_from_row(job)
+
+    async def unapplied_jobs(self, session_id: str) -> list[AsyncJob]:
+        """Finished jobs of the session whose result is not yet in its transcript."""
+        found = [
+            j
+            for j in self._jobs.values()
+            if j["session_id"] == session_id and j["status"] != "PENDING" and not j["applied"]
+        ]
+        found.sort(key=lambda j: (j["created_at"], j["job_id"]))
+        return [codec.job_from_row(j) for j in found]
+
+    async def overdue_jobs(self, now: float) -> list[AsyncJob]:
+        found = [j for j in self._jobs.values() if j["status"] == "PENDING" and 0 < j["deadline"] < now]
+        found.sort(key=lambda j: j["deadline"])
+        return [codec.job_from_row(j) for j in found]
+
+    # -- DslStore ------------------------------------------------------------------------------
+
+    async def save_dsl(self, dsl: DslSnapshot) -> None:
+        if dsl.dsl_id in self._dsl:
+            raise Conflict(f"DSL {dsl.dsl_id} already exists")
+        head, steps = codec.dsl_rows(dsl)
+        self._dsl[dsl.dsl_id] = (
+            dict(zip(_DSL_HEAD, head, strict=True)),
+            [dict(zip(_DSL_STEP, s, strict=True)) for s in steps],
+        )
+
+    async def get_dsl(self, dsl_id: str, owner: Owner | None = None) -> DslSnapshot:
+        found = self._dsl.get(dsl_id)
+        if found is None or not codec.owns(owner, found[0]["owner_user"], found[0]["owner_tenant"]):
+            raise NotFound(f"DSL {dsl_id} not found")
+        return codec.dsl_from_rows(*found)
+
+    async def log_execution(
+        self,
+        dsl_id: str,
+        execution_id: str,
+        params: dict[str, Any],
+        status: str,
+        steps: list[dict[str, Any]],
+        error: str | None,
+    ) -> None:
+        now = self._clock.now()
+        row = self._executions.get(execution_id)
+        if row is not None and row["dsl_id"] != dsl_id:
+            raise Conflict(f"execution {execution_id} belongs to another DSL")
+        fresh = {"execution_id": execution_id, "dsl_id": dsl_id, "created_at": now}
+        self._executions[execution_id] = {
+            **(row or fresh),
+            "params": codec.dumps(params),
+            "status": status,
+            "steps": codec.dumps(steps),
+            "error": error,
+            "updated_at": now,
+        }
+
+    async def executions(self, dsl_id: str) -> list[dict[str, Any]]:
+        rows = [r for r in self._executions.values() if r["dsl_id"] == dsl_id]
+        rows.sort(key=lambda r: (r["created_at"], r["execution_id"]))
+        return [codec.execution_from_row(r) for r in rows]

@@ -1,0 +1,43 @@
+"""Schema migrations, run programmatically: ``upgrade(url)`` brings a database to the latest revision.
+
+The Alembic ``Config`` is built in code with ``script_location`` inside this package, so it works
+from an installed wheel and from any working directory; no alembic.ini is needed. The version
+table is ``tether_alembic_version`` so packs can keep their own Alembic history in the same
+database. This module must never create tables by any other means than the revisions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+
+from tether.store.database import create_read_engine, normalize_url
+
+VERSION_TABLE = "tether_alembic_version"
+SCRIPT_LOCATION = str(Path(__file__).resolve().parent / "migrations")
+
+
+def alembic_config(connection: sa.Connection | None = None) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", SCRIPT_LOCATION)
+    cfg.attributes["connection"] = connection
+    cfg.attributes["version_table"] = VERSION_TABLE
+    return cfg
+
+
+def upgrade_engine(engine: sa.Engine, revision: str = "head") -> None:
+    """Migrate the database behind ``engine`` (blocking)."""
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), revision)
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Migrate the database at ``url`` to ``revision`` (blocking; for ``tether db upgrade``)."""
+    engine = create_read_engine(normalize_url(url))
+    try:
+        upgrade_engine(engine, revision)
+    finally:
+        engine.dispose()

@@ -1,0 +1,271 @@
+"""``SqlStore``: the ``SessionStore`` and ``DslStore`` ports on SQLite, PostgreSQL or MariaDB/MySQL.
+
+Writes go through the database's one ``GroupWriter`` (group commit on a raw DBAPI connection);
+reads use SQLAlchemy Core on a sync engine in worker threads, each read one snapshot
+transaction. ``open()`` migrates the schema by itself. Driver exceptions are translated here or in
+the writer: callers see ``NotFound``, ``Conflict`` or ``StoreError``, never a DBAPI error.
+This module must never mutate a session except through the writer's post-commit bookkeeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+
+from tether.core.events import RuntimeEvent
+from tether.core.ports import AsyncJob, Clock, Commit, DslSnapshot, SystemClock
+from tether.core.session import AgentSession, Owner, Status
+from tether.errors import NotFound
+from tether.store import codec, writes
+from tether.store.database import create_read_engine, normalize_url, writer_database
+from tether.store.migrate import upgrade_engine
+from tether.store.tables import (
+    agent_event,
+    agent_message,
+    agent_session,
+    async_job,
+    dsl_execution_log,
+    dsl_instance,
+    dsl_step,
+)
+from tether.store.writer import GroupWriter, StoreError, WriterStats
+
+T = TypeVar("T")
+
+
+class SqlStore:
+    """Durable sessions, transcripts, events, jobs and DSL snapshots in one SQL database."""
+
+    def __init__(self, url: str, lease_seconds: float = 30.0, clock: Clock | None = None, migrate: bool = True) -> None:
+        self.url = normalize_url(url)
+        self.lease_seconds = lease_seconds
+        self._clock = clock or SystemClock()
+        self._migrate = migrate
+        self._engine: sa.Engine | None = None
+        self._write_engine: sa.Engine | None = None
+        self._writer: GroupWriter | None = None
+        self._sql: writes.Statements | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Create the engines, migrate to the latest revision and start the writer thread."""
+        await asyncio.to_thread(self._open_sync)
+
+    def _open_sync(self) -> None:
+        engine = create_read_engine(self.url)
+        write_engine: sa.Engine | None = None
+        try:
+            if self._migrate:
+                upgrade_engine(engine)
+            db, paramstyle, write_engine = writer_database(self.url)
+            writer = GroupWriter(db, name=f"tether-writer-{self.url.get_backend_name()}")
+            writer.start()
+        except Exception as e:
+            for eng in (engine, write_engine):
+                if eng is not None:
+                    eng.dispose()
+            if isinstance(e, sa.exc.DBAPIError | sqlite3.Error):
+                raise StoreError(f"cannot open the store at {self.url!r}: {e}") from e
+            raise
+        self._engine, self._write_engine, self._writer = engine, write_engine, writer
+        self._sql = writes.Statements(paramstyle)
+
+    async def close(self) -> None:
+        """Let queued writes commit, stop the writer and release every connection."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            await asyncio.to_thread(writer.close)
+        for engine in (self._write_engine, self._engine):
+            if engine is not None:
+                engine.dispose()
+        self._engine = self._write_engine = None
+
+    async def __aenter__(self) -> SqlStore:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def writer_stats(self) -> WriterStats:
+        return self._w().stats
+
+    def _w(self) -> GroupWriter:
+        if self._writer is None:
+            raise StoreError("the store is not open")
+        return self._writer
+
+    def _s(self) -> writes.Statements:
+        if self._sql is None:
+            raise StoreError("the store is not open")
+        return self._sql
+
+    async def _read(self, fn: Callable[[sa.Connection], T]) -> T:
+        engine = self._engine
+        if engine is None:
+            raise StoreError("the store is not open")
+
+        def run() -> T:
+            try:
+                with engine.connect() as conn, conn.begin():
+                    return fn(conn)
+            except sa.exc.DBAPIError as e:
+                raise StoreError(f"database error: {e.orig}") from e
+
+        return await asyncio.to_thread(run)
+
+    # -- SessionStore: writes ------------------------------------------------------------------
+
+    async def create(self, commit: Commit) -> None:
+        """Insert a new session with its first messages, events and jobs (``Conflict`` if the id
+        exists)."""
+        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
+        await self._w().submit(writes.commit_write(self._s(), commit, rows, create=True))
+
+    async def commit(self, commit: Commit) -> None:
+        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
+        await self._w().submit(writes.commit_write(self._s(), commit, rows, create=False))
+
+    async def renew_lease(self, session_id: str, version: int) -> bool:
+        """Extend a RUNNING session's lease if it is still at ``version``."""
+        until = self._clock.now() + self.lease_seconds
+        return bool(await self._w().submit(writes.renew_lease_write(self._s(), session_id, version, until)))
+
+    async def finish_job(self, job_id: str, status: str, result: Any, error: str | None) -> bool:
+        """Record a job's outcome once: True if this call moved it out of PENDING."""
+        write = writes.finish_job_write(self._s(), job_id, status, result, error)
+        return bool(await self._w().submit(write))
+
+    # -- SessionStore: reads -------------------------------------------------------------------
+
+    async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
+        def run(conn: sa.Connection) -> AgentSession:
+            row = conn.execute(sa.select(agent_session).where(agent_session.c.id == session_id)).first()
+            if row is None or not codec.owns(owner, row.owner_user, row.owner_tenant):
+                raise NotFound(f"session {session_id} not found")
+            bodies = conn.execute(
+                sa.select(agent_message.c.body)
+                .where(agent_message.c.session_id == session_id)
+                .order_by(agent_message.c.idx)
+            ).scalars()
+            return codec.session_from_row(row._mapping, list(bodies))
+
+        return await self._read(run)
+
+    async def last_seq(self, session_id: str) -> int:
+        """The highest event seq stored for the session (0 when none); ``load`` also sets it as
+        ``AgentSession.last_seq`` so a fresh load continues numbering."""
+
+        def run(conn: sa.Connection) -> int:
+            value = conn.execute(sa.select(agent_session.c.last_seq).where(agent_session.c.id == session_id)).scalar()
+            if value is None:
+                raise NotFound(f"session {session_id} not found")
+            return int(value)
+
+        return await self._read(run)
+
+    async def list_sessions(self, owner: Owner, limit: int, offset: int) -> list[AgentSession]:
+        """The owner's sessions, most recently updated first, with their transcripts."""
+
+        def run(conn: sa.Connection) -> list[AgentSession]:
+            heads = conn.execute(
+                sa.select(agent_session)
+                .where(agent_session.c.owner_tenant == owner.tenant)
+                .where(agent_session.c.owner_user == owner.user_id)
+                .order_by(agent_session.c.updated_at.desc(), agent_session.c.id.desc())
+                .limit(limit)
+                .offset(offset)
+            ).all()
+            if not heads:
+                return []
+            bodies: dict[str, list[str]] = {h.id: [] for h in heads}
+            for sid, body in conn.execute(
+                sa.select(agent_message.c.session_id, agent_message.c.body)
+                .where(agent_message.c.session_id.in_(list(bodies)))
+                .order_by(agent_message.c.session_id, agent_message.c.idx)
+            ):
+                bodies[sid].append(body)
+            return [codec.session_from_row(h._mapping, bodies[h.id]) for h in heads]
+
+        return await self._read(run)
+
+    async def expired_running(self) -> list[str]:
+        now = self._clock.now()
+        t = agent_session
+        query = sa.select(t.c.id).where(t.c.status == Status.RUNNING.value, t.c.lease_until < now)
+        return await self._read(lambda conn: list(conn.execute(query).scalars()))
+
+    async def events_after(self, session_id: str, after: int, limit: int = 500) -> list[RuntimeEvent]:
+        t = agent_event
+        query = sa.select(t).where(t.c.session_id == session_id, t.c.seq > after).order_by(t.c.seq).limit(limit)
+        return await self._read(lambda conn: [codec.event_from_row(r._mapping) for r in conn.execute(query)])
+
+    async def get_job(self, job_id: str) -> AsyncJob | None:
+        query = sa.select(async_job).where(async_job.c.job_id == job_id)
+
+        def run(conn: sa.Connection) -> AsyncJob | None:
+            row = conn.execute(query).first()
+            return None if row is None else codec.job_from_row(row._mapping)
+
+        return await self._read(run)
+
+    async def unapplied_jobs(self, session_id: str) -> list[AsyncJob]:
+        """Finished jobs of the session whose result is not yet in its transcript."""
+        t = async_job
+        query = (
+            sa.select(t)
+            .where(t.c.session_id == session_id, t.c.status != "PENDING", t.c.applied == sa.false())
+            .order_by(t.c.created_at, t.c.job_id)
+        )
+        return await self._jobs(query)
+
+    async def overdue_jobs(self, now: float) -> list[AsyncJob]:
+        """PENDING jobs whose deadline (when set, > 0) has passed."""
+        t = async_job
+        query = sa.select(t).where(t.c.status == "PENDING", t.c.deadline > 0, t.c.deadline < now).order_by(t.c.deadline)
+        return await self._jobs(query)
+
+    async def _jobs(self, query: sa.Select[Any]) -> list[AsyncJob]:
+        return await self._read(lambda conn: [codec.job_from_row(r._mapping) for r in conn.execute(query)])
+
+    # -- DslStore ------------------------------------------------------------------------------
+
+    async def save_dsl(self, dsl: DslSnapshot) -> None:
+        """Store a compiled snapshot (immutable: saving the same id twice is a ``Conflict``)."""
+        await self._w().submit(writes.save_dsl_write(self._s(), dsl))
+
+    async def get_dsl(self, dsl_id: str, owner: Owner | None = None) -> DslSnapshot:
+        def run(conn: sa.Connection) -> DslSnapshot:
+            head = conn.execute(sa.select(dsl_instance).where(dsl_instance.c.dsl_id == dsl_id)).first()
+            if head is None or not codec.owns(owner, head.owner_user, head.owner_tenant):
+                raise NotFound(f"DSL {dsl_id} not found")
+            steps = conn.execute(sa.select(dsl_step).where(dsl_step.c.dsl_id == dsl_id).order_by(dsl_step.c.idx))
+            return codec.dsl_from_rows(head._mapping, [s._mapping for s in steps])
+
+        return await self._read(run)
+
+    async def log_execution(
+        self,
+        dsl_id: str,
+        execution_id: str,
+        params: dict[str, Any],
+        status: str,
+        steps: list[dict[str, Any]],
+        error: str | None,
+    ) -> None:
+        """Record a replay; logging the same ``execution_id`` again updates its row."""
+        write = writes.log_execution_write(
+            self._s(), dsl_id, execution_id, params, status, steps, error, self._clock.now()
+        )
+        await self._w().submit(write)
+
+    async def executions(self, dsl_id: str) -> list[dict[str, Any]]:
+        t = dsl_execution_log
+        query = sa.select(t).where(t.c.dsl_id == dsl_id).order_by(t.c.created_at, t.c.execution_id)
+        return await self._read(lambda conn: [codec.execution_from_row(r._mapping) for r in conn.execute(query)])

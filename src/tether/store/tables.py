@@ -1,0 +1,129 @@
+"""The store's schema as SQLAlchemy Core tables: what Alembic migrates to and what reads query.
+
+Types are chosen to work unchanged on SQLite, PostgreSQL and MariaDB/MySQL: ids are bounded
+``String`` (MariaDB needs lengths on indexed strings), timestamps are ``Double`` (MySQL's FLOAT is
+single precision), JSON bodies are compact JSON text (LONGTEXT on MySQL). This module only
+declares; it must never execute SQL or import the core.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+
+ID = 64  # session ids, dsl ids, event/turn ids ("ses-" + 32 hex)
+NAME = 128  # owner ids, tool ids, tool call ids, job ids, hashes
+
+# Large bodies (transcript messages, step lists, results): LONGTEXT on MySQL/MariaDB.
+Body = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+metadata = sa.MetaData()
+_table_kw: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
+# Rows keyed (parent id, position) are stored clustered by that key on SQLite too.
+_clustered_kw: dict[str, Any] = {**_table_kw, "sqlite_with_rowid": False}
+
+agent_session = sa.Table(
+    "agent_session",
+    metadata,
+    sa.Column("id", sa.String(ID), primary_key=True),
+    sa.Column("owner_user", sa.String(NAME), nullable=False),
+    sa.Column("owner_tenant", sa.String(NAME), nullable=False),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("query", Body, nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("lease_until", sa.Double, nullable=True),
+    sa.Column("last_seq", sa.BigInteger, nullable=False),
+    # small JSON: global context, skills, pending interaction, waiting jobs, turn, error, summary
+    sa.Column("state", Body, nullable=False),
+    sa.Column("steps", Body, nullable=False),  # JSON list of Step.to_json()
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("updated_at", sa.Double, nullable=False),
+    sa.Index("ix_agent_session_owner_updated", "owner_tenant", "owner_user", "updated_at"),
+    sa.Index("ix_agent_session_status_lease", "status", "lease_until"),
+    **_table_kw,
+)
+
+agent_message = sa.Table(
+    "agent_message",
+    metadata,
+    sa.Column("session_id", sa.String(ID), primary_key=True),
+    sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("body", Body, nullable=False),  # one transcript message, compact JSON
+    **_clustered_kw,
+)
+
+agent_event = sa.Table(
+    "agent_event",
+    metadata,
+    sa.Column("session_id", sa.String(ID), primary_key=True),
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("turn_id", sa.String(ID), nullable=True),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("ts", sa.Double, nullable=False),
+    sa.Column("data", Body, nullable=False),
+    **_clustered_kw,
+)
+
+async_job = sa.Table(
+    "async_job",
+    metadata,
+    sa.Column("job_id", sa.String(NAME), primary_key=True),
+    sa.Column("session_id", sa.String(ID), nullable=False),
+    sa.Column("tool_call_id", sa.String(NAME), nullable=False),
+    sa.Column("tool_id", sa.String(NAME), nullable=False),
+    sa.Column("token_hash", sa.String(NAME), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("result", Body, nullable=True),
+    sa.Column("error", Body, nullable=True),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("deadline", sa.Double, nullable=False),
+    sa.Column("applied", sa.Boolean, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Index("ix_async_job_session_status", "session_id", "status"),
+    sa.Index("ix_async_job_status_deadline", "status", "deadline"),
+    **_table_kw,
+)
+
+dsl_instance = sa.Table(
+    "dsl_instance",
+    metadata,
+    sa.Column("dsl_id", sa.String(ID), primary_key=True),
+    sa.Column("owner_user", sa.String(NAME), nullable=False),
+    sa.Column("owner_tenant", sa.String(NAME), nullable=False),
+    sa.Column("source_session_id", sa.String(ID), nullable=False),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("params", Body, nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Index("ix_dsl_instance_owner", "owner_tenant", "owner_user", "created_at"),
+    **_table_kw,
+)
+
+dsl_step = sa.Table(
+    "dsl_step",
+    metadata,
+    sa.Column("dsl_id", sa.String(ID), primary_key=True),
+    sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("step_id", sa.String(ID), nullable=False),
+    sa.Column("tool_id", sa.String(NAME), nullable=False),
+    sa.Column("args", Body, nullable=False),
+    sa.Column("schema_hash", sa.String(NAME), nullable=False),
+    **_clustered_kw,
+)
+
+dsl_execution_log = sa.Table(
+    "dsl_execution_log",
+    metadata,
+    sa.Column("execution_id", sa.String(ID), primary_key=True),
+    sa.Column("dsl_id", sa.String(ID), nullable=False),
+    sa.Column("params", Body, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("steps", Body, nullable=False),
+    sa.Column("error", Body, nullable=True),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("updated_at", sa.Double, nullable=False),
+    sa.Index("ix_dsl_execution_log_dsl", "dsl_id", "created_at"),
+    **_table_kw,
+)

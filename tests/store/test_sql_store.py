@@ -1,0 +1,160 @@
+"""What only the SQL store can show: what is stored, how much, and that it survives a reopen."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from tether.core.ports import Commit
+from tether.errors import ConfigError
+from tether.store import SqlStore, upgrade
+from tether.store.database import create_read_engine, normalize_url
+from tether.store.migrate import VERSION_TABLE
+from tether.store.tables import agent_event, agent_message, agent_session, metadata
+
+from .builders import events, new_session, tool_round
+
+pytestmark = pytest.mark.anyio
+
+
+def _compact(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _stored_bytes(engine: sa.Engine, session_id: str) -> int:
+    """Sum of the stored column lengths of the session's rows (8 bytes per number)."""
+    total = 0
+    with engine.connect() as conn:
+        for table, key in ((agent_session, "id"), (agent_message, "session_id"), (agent_event, "session_id")):
+            for row in conn.execute(sa.select(table).where(table.c[key] == session_id)):
+                for value in row:
+                    if isinstance(value, str):
+                        total += len(value.encode())
+                    elif value is not None:
+                        total += 8
+    return total
+
+
+async def test_stored_bytes_grow_linearly_with_the_transcript(db_url: str) -> None:
+    async with SqlStore(db_url) as store:
+        s = new_session()
+        s.executed_steps.clear()
+        await store.create(Commit(s))
+        all_events = []
+        engine = create_read_engine(normalize_url(db_url))
+        try:
+            for n in range(200):
+                commit = tool_round(s, n, 1 + 3 * n)
+                s.executed_steps.clear()  # the budget below is transcript + events only
+                all_events += commit.events
+                await store.commit(commit)
+                if n % 50 == 49:
+                    stored = _stored_bytes(engine, s.session_id)
+                    reference = _compact(s.transcript) + _compact([e.to_json() for e in all_events])
+                    assert stored <= 1.5 * reference, (n, stored, reference)
+        finally:
+            engine.dispose()
+        loaded = await store.load(s.session_id)
+        assert loaded.transcript == s.transcript and loaded.version == 201
+
+
+async def test_a_commit_writes_only_new_and_replaced_rows(db_url: str) -> None:
+    async with SqlStore(db_url) as store:
+        s = new_session()
+        await store.create(Commit(s))
+        await store.commit(tool_round(s, 1, 1))
+        engine = create_read_engine(normalize_url(db_url))
+        try:
+            marker = json.dumps({"role": "system", "content": "written behind the store's back"})
+            with engine.begin() as conn:  # a row the next commit must not touch
+                conn.execute(
+                    sa.update(agent_message)
+                    .where(agent_message.c.session_id == s.session_id, agent_message.c.idx == 0)
+                    .values(body=marker)
+                )
+            s.set_message(3, {"role": "tool", "tool_call_id": "call-1", "content": "替换"})
+            s.append({"role": "assistant", "content": "好"})
+            await store.commit(Commit(s))
+            with engine.connect() as conn:
+                bodies = conn.execute(
+                    sa.select(agent_message.c.idx, agent_message.c.body)
+                    .where(agent_message.c.session_id == s.session_id)
+                    .order_by(agent_message.c.idx)
+                ).all()
+        finally:
+            engine.dispose()
+        assert [i for i, _ in bodies] == [0, 1, 2, 3, 4]
+        assert bodies[0][1] == marker  # untouched: no full rewrite
+        assert json.loads(bodies[3][1])["content"] == "替换"
+        assert json.loads(bodies[4][1]) == {"role": "assistant", "content": "好"}
+
+
+async def test_group_commit_is_durable_across_a_reopen(db_url: str) -> None:
+    sessions = [new_session(query=f"q{i}") for i in range(40)]
+    async with SqlStore(db_url) as store:
+        await asyncio.gather(*(store.create(Commit(s)) for s in sessions))
+        for n in range(3):
+            await asyncio.gather(*(store.commit(tool_round(s, n, 1 + 3 * n)) for s in sessions))
+        stats = store.writer_stats
+        assert stats.writes == 160 and stats.batches < 40
+    async with SqlStore(db_url) as reopened:
+        for s in sessions:
+            loaded = await reopened.load(s.session_id)
+            assert loaded.transcript == s.transcript and loaded.version == 4
+            assert await reopened.last_seq(s.session_id) == 9
+        s = sessions[0]
+        s.append({"role": "user", "content": "继续"})
+        await reopened.commit(Commit(s, events(s, 10, "TURN_STARTED")))
+
+
+async def test_a_conflict_in_a_batch_does_not_sink_the_others(db_url: str) -> None:
+    async with SqlStore(db_url) as store:
+        sessions = [new_session(query=f"q{i}") for i in range(10)]
+        await asyncio.gather(*(store.create(Commit(s)) for s in sessions))
+        duplicate = new_session()
+        duplicate.session_id = sessions[3].session_id
+        results = await asyncio.gather(
+            *(store.commit(tool_round(s, 0, 1)) for s in sessions[:5]),
+            store.create(Commit(duplicate)),
+            *(store.commit(tool_round(s, 0, 1)) for s in sessions[5:]),
+            return_exceptions=True,
+        )
+        assert [type(r).__name__ for r in results] == ["NoneType"] * 5 + ["Conflict"] + ["NoneType"] * 5
+        for s in sessions:
+            assert (await store.load(s.session_id)).transcript == s.transcript
+
+
+def test_migrations_match_the_tables_and_run_from_any_cwd(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    upgrade(db_url)
+    upgrade(db_url)  # idempotent
+    engine = create_read_engine(normalize_url(db_url))
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE, "compare_type": True})
+            assert compare_metadata(context, metadata) == []
+    finally:
+        engine.dispose()
+
+
+def test_urls_are_normalised(tmp_path: Path) -> None:
+    assert normalize_url("postgresql://u@h/db").drivername == "postgresql+psycopg"
+    assert normalize_url("postgres://u@h/db").drivername == "postgresql+psycopg"
+    maria = normalize_url("mariadb://u@h/db")
+    assert maria.drivername == "mysql+pymysql" and maria.query["charset"] == "utf8mb4"
+    assert normalize_url("mysql://u@h/db?charset=utf8mb4").drivername == "mysql+pymysql"
+    normalize_url(f"sqlite:///{tmp_path / 'a' / 'b' / 'tether.db'}")
+    assert (tmp_path / "a" / "b").is_dir()
+    with pytest.raises(ConfigError):
+        normalize_url("sqlite://")
+    with pytest.raises(ConfigError):
+        normalize_url("oracle://u@h/db")
