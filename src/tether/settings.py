@@ -18,7 +18,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TETHER_", extra="ignore")
 
     database_url: str = Field("sqlite:///./var/tether.db", description="SQLAlchemy URL of tether's own database")
-    packs: str = Field("examples", description="comma-separated packs to load: module names or folder paths")
+    packs: str = Field(
+        "tether.packs.finance_cs.pack,examples",
+        description="comma-separated packs to load: module names or folder paths",
+    )
     model: str = Field("planner", description="planner | openai")
     model_provider: str = Field("openai", description="deepseek | qwen | ollama | openai | custom")
     model_base_url: str | None = Field(None, description="OpenAI-compatible base URL (overrides the preset)")
@@ -41,7 +44,6 @@ class Settings(BaseSettings):
     )
     sse_heartbeat_s: float = Field(15.0, gt=0, description="SSE heartbeat interval")
     log_level: str = Field("INFO", description="logging level")
-
 
     @property
     def pack_refs(self) -> list[str]:

@@ -55,6 +55,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == "There was an error parsing the body":  # e.g. not UTF-8
+            msg = "body: could not be parsed; send UTF-8 JSON"
+            return JSONResponse({"error": msg, "field": "body"}, status_code=422)
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
 
     @app.exception_handler(Exception)

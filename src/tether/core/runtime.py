@@ -38,6 +38,8 @@ def check_message(message: str) -> str:
         raise InvalidInput("message must not be empty", field="message")
     if len(message) > MAX_MESSAGE_CHARS:
         raise InvalidInput(f"message is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}", field="message")
+    if "\x00" in message:  # no database text column takes it (PostgreSQL refuses NUL)
+        raise InvalidInput("message must not contain NUL (U+0000) characters", field="message")
     return message
 
 
@@ -102,6 +104,13 @@ class Runtime:
             s.transition(Status.RUNNING)
             s.append({"role": "user", "content": message})
             turn = self._turn(s, resumed=False)
+            selection = await self.router.select(message, s.global_context)
+            added = [i for i in selection.skill_ids if i not in s.selected_skill_ids]
+            s.selected_skill_ids = s.selected_skill_ids + added  # a follow-up keeps what was chosen
+            turn.emit(
+                EventType.SKILLS_SELECTED,
+                {**selection.to_event(), "selectedSkillIds": s.selected_skill_ids, "added": added},
+            )
             await turn.commit()
             return await self._drive(turn)
         finally:
@@ -116,7 +125,7 @@ class Runtime:
                 return await self._recover(s)
             if s.status is not Status.WAITING_ASYNC_CALLBACK or s.waiting_job_ids:
                 raise Conflict(_busy(s))
-            return s
+            return await self._continue(s)  # every job is in: continue the turn
         finally:
             lock.release()
 
@@ -142,6 +151,9 @@ class Runtime:
         if status not in ("SUCCEEDED", "FAILED"):
             raise InvalidInput("status must be SUCCEEDED or FAILED", field="status")
         if not await self.store.finish_job(job_id, status, payload, error):
+            if job.kind == "session" and not job.applied:
+                # stored but never applied (the process died in between): the caller's retry resumes it
+                self.spawn(self.apply_jobs(job.session_id))
             return {"ok": True, "duplicate": True}
         if job.kind == "session":
             self.spawn(self.apply_jobs(job.session_id))

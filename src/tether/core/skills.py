@@ -34,6 +34,7 @@ class Skill:
     keywords: tuple[str, ...] = ()
     plan: tuple[dict[str, Any], ...] = ()
     answer: str | None = None
+    plan_order: int = 50  # where this skill's plan goes when several skills are selected
     path: str = ""
 
 
@@ -80,6 +81,9 @@ def parse_skill(path: Path) -> Skill:
     if not isinstance(plan, list) or not all(isinstance(s, dict) and isinstance(s.get("tool"), str) for s in plan):
         raise ValueError("'plan' must be a list of {tool: name, args: {...}} steps")
     answer = meta.get("answer")
+    order = meta.get("plan-order", 50)
+    if not isinstance(order, int):
+        raise ValueError("'plan-order' must be an integer (lower runs first)")
     return Skill(
         name=name,
         description=description.strip(),
@@ -88,6 +92,7 @@ def parse_skill(path: Path) -> Skill:
         keywords=_str_list(meta, "keywords"),
         plan=tuple(plan),
         answer=answer if isinstance(answer, str) else None,
+        plan_order=order,
         path=str(path),
     )
 

@@ -24,6 +24,7 @@ class PlannerQuestion(Exception):
     """Raised by an extractor that cannot tell a value; the message is shown to the user."""
 
 
+# (latest user message, global context + "_previous": the earlier user messages) -> values
 Extractor = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
@@ -88,7 +89,8 @@ class PlannerModel:
         if failed is not None:
             error = (failed.get("data") or {}).get("error", "unknown error")
             return self._answer(f"I could not finish: the tool {failed.get('tool')} failed: {error}")
-        plan = [step for skill in request.skills for step in skill.plan]
+        skills = sorted(request.skills, key=lambda k: k.plan_order)
+        plan = [step for skill in skills for step in skill.plan]
         if not plan:
             names = ", ".join(t["function"]["name"] for t in request.tools) or "none"
             return self._answer(
@@ -102,17 +104,19 @@ class PlannerModel:
         done = sum(1 for m in recent if m.get("role") == "assistant" and m.get("tool_calls"))
         if done < len(plan):
             return self._call(plan[done], scope)
-        templates = [s.answer for s in request.skills if s.answer]
+        template = next((k.answer for k in reversed(skills) if k.answer), None)  # the last plan's skill answers
         try:
-            text = "\n\n".join(render(t, scope) for t in templates) if templates else self._summary(results)
+            text = render(template, scope) if template else self._summary(results)
         except KeyError as exc:
             text = f"Done, but the answer template refers to {exc.args[0]!r}, which no step produced."
         return self._answer(text)
 
     def _scope(self, query: str, request: ModelRequest, steps: list[Any]) -> dict[str, Any]:
         extracted: dict[str, Any] = {}
+        earlier = [str(m.get("content") or "") for m in request.messages if m.get("role") == "user"][:-1]
+        context = {**request.global_context, "_previous": earlier}  # follow-ups inherit what was said
         for extract in self.extractors:
-            extracted.update(extract(query, request.global_context))
+            extracted.update(extract(query, context))
         return {
             "query": query,
             "ctx": request.global_context,

@@ -20,6 +20,7 @@ from tether.wiring import Services
 
 router = APIRouter(prefix="/api/agent/sessions", tags=["events"])
 POLL_S = 1.0
+MAX_SEQ = 2**63 - 1  # the databases' BIGINT
 
 
 @router.get("/{session_id}/events", summary="Server-sent events of a session")
@@ -28,15 +29,16 @@ async def events(
     request: Request,
     services: ServicesDep,
     who: IdentityDep,
-    after: int | None = Query(None, ge=0, description="replay events with a larger id"),
+    after: int | None = Query(None, ge=0, le=MAX_SEQ, description="replay events with a larger id"),
     last_event_id: str | None = Header(None, alias="Last-Event-ID"),
 ) -> EventSourceResponse:
     await services.store.load(session_id, who.owner)  # 404 unless the caller owns it
     start = after or 0
     if last_event_id:
-        if not last_event_id.strip().isdigit():
+        raw = last_event_id.strip()
+        if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_SEQ:
             raise InvalidInput("Last-Event-ID must be an event id (an integer)", field="Last-Event-ID")
-        start = max(start, int(last_event_id))
+        start = max(start, int(raw))
     return EventSourceResponse(
         _stream(services, request, session_id, start), ping=int(max(1, services.settings.sse_heartbeat_s))
     )

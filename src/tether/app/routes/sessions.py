@@ -32,7 +32,7 @@ async def list_sessions(
     services: ServicesDep,
     who: IdentityDep,
     limit: int = Query(20, ge=1, le=200),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=2**31 - 1),
 ) -> dict[str, Any]:
     items = await services.store.list_sessions(who.owner, limit, offset)
     return {"items": [session_summary(s) for s in items], "limit": limit, "offset": offset}

@@ -1,0 +1,42 @@
+"""The pack's HTTP routes: seed 000 §2.3's direct query API and the reports (owned like sessions)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Body
+from fastapi.responses import HTMLResponse, PlainTextResponse
+
+from tether.app.deps import IdentityDep
+from tether.packs.finance_cs.query import parse_query
+from tether.packs.finance_cs.tools import Finance
+
+
+def build_router(fin: Finance) -> APIRouter:
+    router = APIRouter(tags=["finance"])
+
+    @router.post("/api/customer-sessions/query", summary="Query customer-support sessions (seed 000 §2.3)")
+    async def query_sessions(who: IdentityDep, body: dict[str, Any] = Body(default_factory=dict)) -> dict[str, Any]:
+        query = parse_query(body)
+        total, records = await asyncio.to_thread(fin.repo.query, query)
+        return {"total": total, "records": records}
+
+    @router.get("/api/reports/{report_file}", summary="A report: {id}.html, {id}.md, or {id} for its metadata")
+    async def report(report_file: str, who: IdentityDep) -> Any:
+        report_id, _, ext = report_file.partition(".")
+        row = await asyncio.to_thread(fin.state.report, report_id, who.owner)
+        if ext == "html":
+            return HTMLResponse(row["html"])
+        if ext == "md":
+            return PlainTextResponse(row["markdown"], media_type="text/markdown; charset=utf-8")
+        base = f"/api/reports/{report_id}"
+        return {
+            "reportId": report_id,
+            "title": row["title"],
+            "createdAt": row["created_at"],
+            "html": f"{base}.html",
+            "markdown": f"{base}.md",
+        }
+
+    return router

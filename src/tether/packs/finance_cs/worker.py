@@ -1,0 +1,123 @@
+"""The analysis worker: takes queued jobs, runs the keyword analysis, and POSTs the result to
+tether's ``/api/agent/tool-callback`` over HTTP with the job's callback token — so it runs the
+same inside the server process (the embedded default) or apart (``tether worker``).
+
+Durable: a job is claimed under a lease; if the process dies, the lease expires and the job runs
+again, up to ``job_attempts`` times, then ends FAILED. A job past its deadline ends FAILED with
+the reason. The callback is sent before the job is marked done, so a crash in between only
+repeats a callback, which tether answers as a duplicate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from typing import Any
+
+import httpx
+
+from tether.core.session import Owner
+from tether.packs.finance_cs.analysis import analyze
+from tether.packs.finance_cs.report import findings
+from tether.packs.finance_cs.tools import Finance, new_id
+
+log = logging.getLogger("tether.finance.worker")
+LEASE_S = 60.0
+
+
+def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    owner = Owner(job["owner_user"], job["owner_tenant"])
+    filters, ids = fin.state.handle(params["handle_id"], owner)
+    records = fin.repo.fetch_by_ids(ids)
+    result = analyze(records, params.get("top_n", 20))
+    delay = float(os.environ.get("TETHER_FINANCE_ANALYSIS_DELAY_S", "0"))  # tests: a slow analysis
+    if delay:
+        time.sleep(delay)
+    analysis_id = new_id("ana")
+    split_by = params.get("split_by") or []
+    scope = {**filters, "splitBy": split_by}
+    fin.state.save_analysis(analysis_id, owner, scope, result)
+    lines = findings(result)
+    payload: dict[str, Any] = {
+        "analysis_id": analysis_id,
+        "documents": result["documents"],
+        "period": result["period"],
+        "top_keywords": [k["keyword"] for k in result["keywords"][:10]],
+        "split_by": split_by,
+    }
+    for dim, key in (("channel", "byChannel"), ("tier", "byTier")):
+        if dim in split_by or f"customer_{dim}" in split_by:
+            groups = sorted(result[key], key=lambda g: -g["documents"])
+            payload[key] = {g["group"]: g["documents"] for g in groups}
+            lines.append(
+                ("渠道" if dim == "channel" else "客户等级")
+                + "分布："
+                + "、".join(f"{g['group']} {g['documents']}条" for g in groups)
+            )
+    payload["summary"] = "\n".join(lines)
+    return payload
+
+
+class AnalysisWorker:
+    def __init__(self, fin: Finance, *, poll_s: float = 0.3, client: httpx.AsyncClient | None = None) -> None:
+        self.fin = fin
+        self.poll_s = poll_s
+        self.client = client or httpx.AsyncClient(timeout=30)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                busy = await self.run_once()
+            except Exception:
+                log.exception("analysis worker round failed")
+                busy = False
+            if not busy:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.poll_s)
+        await self.client.aclose()
+
+    async def run_once(self) -> bool:
+        """Fail the jobs that ran out of time or attempts, then run one job; True if one ran."""
+        s = self.fin.settings
+        for dead in await asyncio.to_thread(self.fin.state.given_up, s.job_attempts):
+            reason = (
+                "the analysis passed its time limit"
+                if dead["deadline"] < time.time()
+                else f"the analysis was interrupted {dead['attempts']} time(s); giving up"
+            )
+            await self._callback(dead, "FAILED", None, reason)
+            await asyncio.to_thread(self.fin.state.finish, dead["id"], "failed", reason)
+        job: dict[str, Any] | None = await asyncio.to_thread(self.fin.state.claim, LEASE_S, s.job_attempts)
+        if job is None:
+            return False
+        params = json.loads(job["params"])
+        try:
+            payload = await asyncio.to_thread(compute, self.fin, job, params)
+        except Exception as exc:
+            reason = f"analysis failed: {getattr(exc, 'message', None) or exc}"
+            await self._callback(job, "FAILED", None, reason)
+            await asyncio.to_thread(self.fin.state.finish, job["id"], "failed", reason)
+            return True
+        await self._callback(job, "SUCCEEDED", payload, None)
+        await asyncio.to_thread(self.fin.state.finish, job["id"], "done")
+        return True
+
+    async def _callback(self, job: dict[str, Any], status: str, payload: Any, error: str | None) -> None:
+        body = {"externalJobId": job["id"], "status": status, "payload": payload, "error": error}
+        headers = {"X-Tether-Callback-Token": job["callback_token"]}
+        for attempt in range(8):
+            try:
+                r = await self.client.post(job["callback_url"], json=body, headers=headers)
+            except httpx.TransportError:
+                await asyncio.sleep(min(0.25 * 2**attempt, 5))
+                continue
+            if r.status_code < 500:
+                if r.status_code >= 400:
+                    log.warning("callback for %s refused: %s", job["id"], r.status_code)
+                return
+            await asyncio.sleep(min(0.25 * 2**attempt, 5))
+        log.error("callback for %s could not be delivered", job["id"])
