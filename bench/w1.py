@@ -107,7 +107,7 @@ async def tether_runner(persist: str, path: Path, marks: Marks) -> AsyncIterator
                 return ModelReply(tool_calls=[ToolCall(f"call_{round_}", "lookup", json.dumps({"i": round_}))])
             return ModelReply(content=FINAL)
 
-    @tool(description=DESCRIPTION)
+    @tool(description=DESCRIPTION, read_only=True)
     async def lookup(i: int) -> dict[str, Any]:
         return lookup_result(i)
 

@@ -26,7 +26,7 @@ RATES = {"CNY": 1.0, "USD": 0.14, "EUR": 0.13}
 OUTBOX = Path("var/example-outbox")
 
 
-@tool(timeout_s=5)
+@tool(timeout_s=5, read_only=True)
 async def lookup_order(ctx: ToolContext, order_id: str) -> Any:
     """Look up an order by id (e.g. A-1001): customer, total, currency, item count."""
     order = ORDERS.get(order_id.upper())
@@ -58,8 +58,12 @@ async def start_shipping_quote(ctx: ToolContext, order_id: str) -> Any:
     """Ask the carrier for a shipping quote; the answer arrives later by callback."""
     ticket = await ctx.async_job()
     OUTBOX.mkdir(parents=True, exist_ok=True)
-    job = {"externalJobId": ticket.job_id, "callbackUrl": ticket.callback_url, "callbackToken": ticket.token,
-           "orderId": order_id}
+    job = {
+        "externalJobId": ticket.job_id,
+        "callbackUrl": ticket.callback_url,
+        "callbackToken": ticket.token,
+        "orderId": order_id,
+    }
     (OUTBOX / f"{ticket.job_id}.json").write_text(json.dumps(job, indent=2))
     return AsyncJobStarted(ticket, "quote requested from the carrier")
 

@@ -94,6 +94,46 @@ def cmd_db(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_finance_seed(args: argparse.Namespace) -> int:
+    from tether.packs.finance_cs.data import create_schema
+    from tether.packs.finance_cs.generator import generate
+    from tether.packs.finance_cs.pack import open_finance
+
+    fin = open_finance(DEFAULT_URL)
+    create_schema(fin.repo.engine)
+    fin.state.create()
+    existing = fin.repo.count()
+    if existing and not args.append:
+        print(f"customer_session already holds {existing} rows; pass --append to add more", file=sys.stderr)
+        return 1
+    written = generate(fin.repo.engine, rows=args.rows, days=args.days, seed=args.seed)
+    print(f"wrote {written} conversations over {args.days} days to {fin.settings.database_url.split('@')[-1]}")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Run the finance analysis worker apart from the server (TETHER_FINANCE_WORKER=off there)."""
+    import asyncio
+    import signal
+
+    from tether.packs.finance_cs.pack import open_finance, prepare
+    from tether.packs.finance_cs.worker import AnalysisWorker
+
+    fin = open_finance(DEFAULT_URL)
+    prepare(fin)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print("analysis worker running; Ctrl-C to stop", flush=True)
+        await AnalysisWorker(fin).run(stop)
+
+    asyncio.run(main())
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from tether.demo import run_demo
 
@@ -120,6 +160,16 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--url", default=DEFAULT_URL)
         sp.add_argument("--token", default=DEFAULT_TOKEN)
         sp.set_defaults(fn=fn)
+    finance = sub.add_parser("finance", help="finance pack commands")
+    fsub = finance.add_subparsers(dest="action", required=True)
+    seed = fsub.add_parser("seed", help="generate the demo customer-session data set (TETHER_FINANCE_DATABASE_URL)")
+    seed.add_argument("--rows", type=int, default=20_000)
+    seed.add_argument("--days", type=int, default=180)
+    seed.add_argument("--seed", type=int, default=7, help="random seed (same seed, same data)")
+    seed.add_argument("--append", action="store_true", help="add rows to a table that is not empty")
+    seed.set_defaults(fn=cmd_finance_seed)
+    worker = sub.add_parser("worker", help="run the finance analysis worker in this process")
+    worker.set_defaults(fn=cmd_worker)
     db = sub.add_parser("db", help="database commands")
     db.add_argument("action", choices=["upgrade"])
     db.set_defaults(fn=cmd_db)

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from tether.core.events import RuntimeEvent
+from tether.core.pipeline import frame
 from tether.core.ports import AsyncJob, Commit
 from tether.core.session import AgentSession, Owner, Step
 
@@ -56,17 +57,16 @@ def tool_round(s: AgentSession, n: int, seq: int) -> Commit:
             ],
         }
     )
+    result = {"columns": ["id", "问题"], "rows": [[n, "贵金属交易规则调整后保证金如何计算"]], "total": 1}
     s.append(
         {
             "role": "tool",
             "tool_call_id": call,
-            "content": json.dumps(
-                {"columns": ["id", "问题"], "rows": [[n, "贵金属交易规则调整后保证金如何计算"]], "total": 1},
-                ensure_ascii=False,
-            ),
+            "content": frame("query_customer_sessions", "table", result),
         }
     )
-    s.executed_steps.append(Step("turn-1", call, "query_customer_sessions", {"days": 30}, "SUCCEEDED", {"rows": 1}))
+    # a step's result is stored once: as its tool message's data
+    s.executed_steps.append(Step("turn-1", call, "query_customer_sessions", {"days": 30}, "SUCCEEDED", result))
     evs = events(s, seq, "TOOL_CALL_REQUESTED", "TOOL_EXECUTION_STARTED", "TOOL_EXECUTION_FINISHED")
     return Commit(s, evs)
 

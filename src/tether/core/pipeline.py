@@ -31,7 +31,7 @@ from tether.core.tools import (
 from tether.errors import InvalidInput, ToolError
 
 Emit = Callable[[str, dict[str, Any]], None]
-SUMMARY_CHARS = 600
+SUMMARY_CHARS = 80
 
 
 class AuditSink(Protocol):
@@ -59,7 +59,8 @@ def frame(tool_id: str, kind: str, data: Any) -> str:
 
 
 def summarise(data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False, default=str)
+    """A short preview for events and progress displays; the full result is in the transcript."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
 
 
@@ -121,7 +122,7 @@ class ToolPipeline:
         try:
             t, args = self._admit(call, allowed, ctx)
             step.args = args
-            if before_execute is not None:
+            if before_execute is not None and not t.read_only:
                 await before_execute()
             result = await self._execute(t, args, ctx)
         except (ToolError, InvalidInput) as exc:

@@ -69,6 +69,7 @@ class Runtime:
         turn = self._turn(s, resumed=False)
         turn.emit(EventType.SESSION_STARTED, {"query": message, "title": s.title})
         turn.emit(EventType.SKILLS_SELECTED, selection.to_event())
+        turn.open()  # TURN_STARTED lands with the session's creation: one commit fewer
         await self.store.create(Commit(s, turn.pending))
         for e in turn.pending:
             self.deps.bus.publish(e)

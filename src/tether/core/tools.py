@@ -107,6 +107,7 @@ class Tool:
     required_grants: frozenset[str] = frozenset()
     audited: bool = False
     is_async: bool = False
+    read_only: bool = False  # no side effects: safe to re-run, so no commit is needed before it runs
 
     @property
     def schema_hash(self) -> str:
@@ -155,11 +156,14 @@ def tool(
     required_grants: frozenset[str] | set[str] = frozenset(),
     audited: bool = False,
     is_async: bool = False,
+    read_only: bool = False,
 ) -> Callable[[ToolFn], Tool]:
     """Turn ``async def fn(ctx: ToolContext, a: int, b: str = "x")`` into a Tool.
 
     The docstring's first paragraph is the description unless one is given; parameters other
-    than ``ctx`` form the schema; unknown argument keys are rejected.
+    than ``ctx`` form the schema; unknown argument keys are rejected. ``read_only=True`` declares
+    the tool free of side effects: the runtime then skips the commit before it runs (a crash
+    mid-call re-asks the model instead of recording the call as interrupted).
     """
 
     def wrap(fn: ToolFn) -> Tool:
@@ -189,6 +193,7 @@ def tool(
             required_grants=frozenset(required_grants),
             audited=audited,
             is_async=is_async,
+            read_only=read_only and not is_async,
         )
 
     return wrap

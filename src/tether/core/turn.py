@@ -76,6 +76,7 @@ class Turn:
         self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
         self.fail_reason = ""
         self.allowed = frozenset[str]()
+        self.opened = False
 
     # ---- events and commits ------------------------------------------------------------------
 
@@ -95,12 +96,19 @@ class Turn:
 
     # ---- the loop's helpers --------------------------------------------------------------------
 
-    async def begin(self) -> None:
-        s = self.session
-        s.current_turn_id = self.turn_id
+    def open(self) -> None:
+        """Start the turn in memory; ``begin`` (or the session's creation) commits it."""
+        if self.opened:
+            return
+        self.opened = True
+        self.session.current_turn_id = self.turn_id
         self.emit(EventType.TURN_STARTED, {"resumed": self.resumed})
         self._refresh_tools()
-        await self.commit()
+
+    async def begin(self) -> None:
+        if not self.opened:
+            self.open()
+            await self.commit()
 
     def _refresh_tools(self) -> None:
         skills = self.deps.skills

@@ -88,6 +88,26 @@ def session_state(s: AgentSession) -> str:
     )
 
 
+def _step_json(st: Step) -> dict[str, Any]:
+    """A step without its result: the result is its tool message's data, stored once, in the transcript."""
+    body = st.to_json()
+    del body["result"]
+    return body
+
+
+def _results_by_call(transcript: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for m in transcript:
+        if m.get("role") == "tool":
+            try:
+                framed = loads(m.get("content") or "null")
+            except ValueError:
+                continue
+            if isinstance(framed, dict):
+                results[str(m.get("tool_call_id"))] = framed.get("data")
+    return results
+
+
 def event_row(e: RuntimeEvent) -> tuple[Any, ...]:
     return (e.session_id, e.seq, e.turn_id, str(e.type), e.ts, dumps(e.data))
 
@@ -109,7 +129,7 @@ def snapshot_commit(commit: Commit, now: float, lease_seconds: float) -> CommitR
     header = (
         s.session_id, s.owner.user_id, s.owner.tenant, s.title, s.query, str(s.status),
         s.version + 1, lease, max_seq, session_state(s),
-        dumps([st.to_json() for st in s.executed_steps]), s.created_at, now,
+        dumps([_step_json(st) for st in s.executed_steps]), s.created_at, now,
     )  # fmt: skip
     sid = s.session_id
     transcript = s.transcript
@@ -139,6 +159,14 @@ def apply_committed(s: AgentSession, rows: CommitRows) -> None:
     s.updated_at = rows.now
 
 
+def _steps(stored: list[dict[str, Any]], transcript: Sequence[Mapping[str, Any]]) -> list[Step]:
+    results = _results_by_call(transcript)
+    steps = [Step.from_json(d) for d in stored]
+    for st in steps:
+        st.result = results.get(st.tool_call_id)
+    return steps
+
+
 def session_from_row(row: Row, bodies: list[str]) -> AgentSession:
     """Rebuild a session from its row and its message bodies in idx order."""
     state = loads(row["state"])
@@ -151,7 +179,7 @@ def session_from_row(row: Row, bodies: list[str]) -> AgentSession:
         global_context=state.get("globalContext") or {},
         status=Status(row["status"]),
         transcript=transcript,
-        executed_steps=[Step.from_json(d) for d in loads(row["steps"])],
+        executed_steps=_steps(loads(row["steps"]), transcript),
         selected_skill_ids=state.get("selectedSkillIds") or [],
         pending_interaction=state.get("pendingInteraction"),
         waiting_job_ids=state.get("waitingJobIds") or [],

@@ -92,6 +92,8 @@ def date_range(text: str, now: datetime) -> tuple[str, str] | None:
         end = date(int(m.group(4) or y1), int(m.group(5) or m.group(2)), int(m.group(6)))
         if not m.group(1) and start > now.date():
             start, end = start.replace(year=start.year - 1), end.replace(year=end.year - 1)
+        if end < start and not m.group(4):  # 12月20日到1月5日: the range crosses the new year
+            end = end.replace(year=end.year + 1)
         return f"{start} 00:00:00", f"{end} 23:59:59"
     if m := _RECENT.search(t):
         n, unit = _number(m.group(1)), m.group(2)
@@ -118,9 +120,16 @@ def date_range(text: str, now: datetime) -> tuple[str, str] | None:
     return None
 
 
+def _has(text: str, word: str) -> bool:
+    """``word`` in ``text``; a Latin word only at a word start ("refund" is not "fund")."""
+    if not word.isascii():
+        return word in text
+    return re.search(r"(?<![a-z])" + re.escape(word), text) is not None
+
+
 def _pick(text: str, table: dict[str, tuple[str, ...]]) -> str | None:
     t = text.lower()
-    return next((key for key, words in table.items() if any(w in t for w in words)), None)
+    return next((key for key, words in table.items() if any(_has(t, w) for w in words)), None)
 
 
 def _first(texts: list[str], find: Any) -> Any:

@@ -18,6 +18,9 @@ class FinanceSettings(BaseSettings):
     worker: str = Field("inprocess", description="inprocess (analysis runs in the server) | off (`tether worker`)")
     job_timeout_s: float = Field(300.0, gt=0, description="an analysis past this ends FAILED")
     job_attempts: int = Field(2, ge=1, description="runs of a job cut off by a crash before it ends FAILED")
+    job_lease_s: float = Field(
+        30.0, gt=0, description="a running job's lease, renewed while it runs; a dead worker's job runs again after it"
+    )
     handle_ttl_s: float = Field(24 * 3600.0, gt=0, description="how long a result handle stays valid")
     max_handle_rows: int = Field(50_000, ge=1)
     report_dir: str = Field("var/reports", description="where report files are written too")

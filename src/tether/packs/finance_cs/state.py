@@ -156,6 +156,15 @@ class FinanceState:
                     return {**row, "attempts": row["attempts"] + 1}
         return None
 
+    def renew(self, id_: str, lease_s: float) -> None:
+        """Extend a running job's lease (its worker is alive)."""
+        with self.engine.begin() as c:
+            c.execute(
+                jobs.update()
+                .where(jobs.c.id == id_, jobs.c.status == "running")
+                .values(lease_until=time.time() + lease_s)
+            )
+
     def given_up(self, max_attempts: int) -> list[dict[str, Any]]:
         """Jobs past their deadline, or whose runs all died: they end FAILED."""
         now = time.time()

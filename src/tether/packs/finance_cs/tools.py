@@ -48,7 +48,7 @@ def new_id(prefix: str) -> str:
 
 
 def build_tools(fin: Finance) -> list[Tool]:
-    @tool(audited=True)
+    @tool(audited=True, read_only=True)
     async def query_customer_sessions_mysql(
         ctx: ToolContext,
         keywords: list[str] | None = None,
@@ -78,7 +78,7 @@ def build_tools(fin: Finance) -> list[Tool]:
         total, records = await asyncio.to_thread(fin.repo.query, query)
         return {"total": total, "returned": len(records), "records": [_trim(r) for r in records]}
 
-    @tool(audited=True)
+    @tool(audited=True, read_only=True)
     async def sample_sessions_by_keywords(
         ctx: ToolContext,
         keywords: list[str] | None = None,

@@ -2,9 +2,10 @@
 tether's ``/api/agent/tool-callback`` over HTTP with the job's callback token — so it runs the
 same inside the server process (the embedded default) or apart (``tether worker``).
 
-Durable: a job is claimed under a lease; if the process dies, the lease expires and the job runs
-again, up to ``job_attempts`` times, then ends FAILED. A job past its deadline ends FAILED with
-the reason. The callback is sent before the job is marked done, so a crash in between only
+Durable: a job is claimed under a lease (``job_lease_s``), renewed while it runs; if the process
+dies, the lease expires and the job runs again, up to ``job_attempts`` times, then ends FAILED. A
+job past its deadline ends FAILED with the reason, also while it is running (its thread is then
+abandoned and its result dropped). The callback is sent before the job is marked done, so a crash in between only
 repeats a callback, which tether answers as a duplicate.
 """
 
@@ -26,7 +27,6 @@ from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.tools import Finance, new_id
 
 log = logging.getLogger("tether.finance.worker")
-LEASE_S = 60.0
 
 
 def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -91,12 +91,17 @@ class AnalysisWorker:
             )
             await self._callback(dead, "FAILED", None, reason)
             await asyncio.to_thread(self.fin.state.finish, dead["id"], "failed", reason)
-        job: dict[str, Any] | None = await asyncio.to_thread(self.fin.state.claim, LEASE_S, s.job_attempts)
+        job: dict[str, Any] | None = await asyncio.to_thread(self.fin.state.claim, s.job_lease_s, s.job_attempts)
         if job is None:
             return False
         params = json.loads(job["params"])
         try:
-            payload = await asyncio.to_thread(compute, self.fin, job, params)
+            payload = await asyncio.wait_for(self._compute(job, params), max(job["deadline"] - time.time(), 0.001))
+        except TimeoutError:
+            reason = "the analysis passed its time limit"
+            await self._callback(job, "FAILED", None, reason)
+            await asyncio.to_thread(self.fin.state.finish, job["id"], "failed", reason)
+            return True
         except Exception as exc:
             reason = f"analysis failed: {getattr(exc, 'message', None) or exc}"
             await self._callback(job, "FAILED", None, reason)
@@ -105,6 +110,19 @@ class AnalysisWorker:
         await self._callback(job, "SUCCEEDED", payload, None)
         await asyncio.to_thread(self.fin.state.finish, job["id"], "done")
         return True
+
+    async def _compute(self, job: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """Run the analysis in a thread, renewing the job's lease while it runs."""
+        lease = self.fin.settings.job_lease_s
+        work = asyncio.ensure_future(asyncio.to_thread(compute, self.fin, job, params))
+        try:
+            while True:
+                done, _ = await asyncio.wait({work}, timeout=lease / 3)
+                if done:
+                    return work.result()
+                await asyncio.to_thread(self.fin.state.renew, job["id"], lease)
+        finally:
+            work.cancel()  # on a timeout: the thread runs on, its result is dropped
 
     async def _callback(self, job: dict[str, Any], status: str, payload: Any, error: str | None) -> None:
         body = {"externalJobId": job["id"], "status": status, "payload": payload, "error": error}
