@@ -40,7 +40,10 @@ unit: install services
 test: lint typecheck unit
 
 bench: install
+	$(UV) sync --frozen --group bench
 	$(BIN)/python bench/w1.py
+	$(BIN)/python bench/sqlguard.py
+	$(BIN)/python bench/finance.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
