@@ -1,0 +1,282 @@
+"""Shared helpers for the HTTP-level tests: a real ``tether serve`` process, clients, SSE parsing.
+
+Every server here is a subprocess (``python -m tether.cli serve``) in its own working directory
+with its own SQLite file, so the example pack's outbox (``var/example-outbox``) and the test
+pack's call counters (``var/test-counter``) land in that directory, and a test can kill it with
+SIGKILL and start it again on the same database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SLOWPACK = Path(__file__).resolve().parent / "slowpack"
+TOKENS = {
+    "dev-alice": {"userId": "alice", "tenant": "finance-demo", "grants": []},
+    "dev-bob": {"userId": "bob", "tenant": "finance-demo", "grants": []},
+    "dev-carol": {"userId": "carol", "tenant": "finance-demo", "grants": []},
+}
+T = TypeVar("T")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(fn: Callable[[], T | None], timeout: float = 20.0, interval: float = 0.05, what: str = "condition") -> T:
+    """Poll ``fn`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(interval)
+
+
+class TetherServer:
+    """``tether serve`` in a subprocess; ``kill()`` is a real SIGKILL, ``start()`` may follow."""
+
+    def __init__(self, workdir: Path, packs: list[Path], **env: str) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "server.log"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+        self.env.update(
+            {
+                "TETHER_DATABASE_URL": f"sqlite:///{workdir / 'tether.db'}",
+                "TETHER_PACKS": ",".join(str(p) for p in packs),
+                "TETHER_PUBLIC_URL": self.url,
+                "TETHER_DEV_TOKENS": json.dumps(TOKENS),
+                "TETHER_SSE_HEARTBEAT_S": "1",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        self.env.update(env)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self, timeout: float = 30.0) -> TetherServer:
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        self.starts += 1
+        with self.log_path.open("ab") as log:
+            log.write(f"\n===== start #{self.starts} =====\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tether.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+                cwd=self.workdir,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"tether serve exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"tether serve did not come up in {timeout:g}s:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown handler, no final commit."""
+        assert self.proc is not None and self.proc.poll() is None, "not running"
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def client(self, token: str | None = "dev-alice", timeout: float = 30.0) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, n: int = 60) -> str:
+        return "\n".join(self.log_text().splitlines()[-n:])
+
+    def assert_no_server_errors(self) -> None:
+        """Never a 500, never an unhandled traceback in the server log."""
+        text = self.log_text()
+        bad = [line for line in text.splitlines() if '" 500' in line or "Traceback" in line]
+        assert not bad, "server log shows errors:\n" + "\n".join(bad) + "\n---\n" + self.log_tail()
+
+    # ---- what the example and test packs leave in the working directory -------------------------
+
+    def outbox(self) -> dict[str, dict[str, Any]]:
+        """The example pack's async job tickets by job id."""
+        folder = self.workdir / "var" / "example-outbox"
+        if not folder.exists():
+            return {}
+        return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+
+    def ticket(self, job_id: str) -> dict[str, Any]:
+        return wait_until(lambda: self.outbox().get(job_id), what=f"the outbox ticket of {job_id}")
+
+    def counter(self, label: str) -> list[str]:
+        """The test pack's marks for one call label: 'start' / 'end' per run."""
+        path = self.workdir / "var" / "test-counter" / f"{label}.log"
+        return path.read_text().split() if path.exists() else []
+
+
+def make_server(workdir: Path, packs: list[Path] | None = None, **env: str) -> TetherServer:
+    return TetherServer(workdir, packs if packs is not None else [EXAMPLES, SLOWPACK], **env)
+
+
+@pytest.fixture(scope="session")
+def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TetherServer]:
+    """One server for the API and SSE tests (the example pack and the slow test pack, planner model)."""
+    server = make_server(tmp_path_factory.mktemp("api")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+    server.assert_no_server_errors()
+
+
+@pytest.fixture
+def alice(api_server: TetherServer) -> Iterator[httpx.Client]:
+    with api_server.client("dev-alice") as c:
+        yield c
+
+
+@pytest.fixture
+def bob(api_server: TetherServer) -> Iterator[httpx.Client]:
+    with api_server.client("dev-bob") as c:
+        yield c
+
+
+# ---- session helpers ------------------------------------------------------------------------------
+
+TERMINAL = {"SUCCEEDED", "FAILED"}
+
+
+def get_session(client: httpx.Client, session_id: str) -> dict[str, Any]:
+    r = client.get(f"/api/agent/sessions/{session_id}")
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def wait_status(
+    client: httpx.Client, session_id: str, statuses: set[str] | str, timeout: float = 20.0
+) -> dict[str, Any]:
+    wanted = {statuses} if isinstance(statuses, str) else statuses
+    last: dict[str, Any] = {}
+
+    def check() -> dict[str, Any] | None:
+        nonlocal last
+        last = get_session(client, session_id)
+        return last if last["status"] in wanted else None
+
+    try:
+        return wait_until(check, timeout=timeout, interval=0.1, what=f"session {session_id} to reach {wanted}")
+    except AssertionError:
+        stuck = f"session stuck in {last.get('status')} (wanted {wanted}): {last.get('lastError')}"
+        raise AssertionError(stuck) from None
+
+
+def runtime_events(client: httpx.Client, session_id: str) -> list[dict[str, Any]]:
+    r = client.get(f"/api/agent/sessions/{session_id}/runtime")
+    assert r.status_code == 200, r.text
+    events: list[dict[str, Any]] = r.json()["events"]
+    return events
+
+
+def assert_contiguous(events: list[dict[str, Any]]) -> None:
+    ids = [e["id"] for e in events]
+    assert ids == list(range(1, len(ids) + 1)), f"event ids not contiguous 1..N: {ids}"
+
+
+def tool_messages(session: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in session["transcript"] if m["role"] == "tool"]
+
+
+def post_callback(
+    client: httpx.Client, job_id: str, token: str | None, status: str = "SUCCEEDED", **body: Any
+) -> httpx.Response:
+    headers = {"X-Tether-Callback-Token": token} if token is not None else {}
+    return client.post(
+        "/api/agent/tool-callback", json={"externalJobId": job_id, "status": status, **body}, headers=headers
+    )
+
+
+# ---- SSE ------------------------------------------------------------------------------------------
+
+
+class SseFrame:
+    """One event frame, or (``comment`` set) one comment line such as a heartbeat."""
+
+    def __init__(self, fields: dict[str, str], raw: list[str], comment: str | None = None) -> None:
+        self.comment = comment
+        self.id = fields.get("id")
+        self.event = fields.get("event")
+        self.data = fields.get("data")
+        self.raw = raw
+
+    @property
+    def seq(self) -> int:
+        assert self.id is not None
+        return int(self.id)
+
+    def json(self) -> dict[str, Any]:
+        assert self.data is not None
+        body: dict[str, Any] = json.loads(self.data)
+        return body
+
+
+def sse_frames(response: httpx.Response, comments: bool = False) -> Iterator[SseFrame]:
+    """Parse a text/event-stream body as it arrives; with ``comments`` comment lines (heartbeats)
+    are yielded too, as frames with ``comment`` set."""
+    fields: dict[str, str] = {}
+    raw: list[str] = []
+    for line in response.iter_lines():
+        if line == "":
+            if fields:
+                yield SseFrame(fields, raw)
+            fields, raw = {}, []
+            continue
+        if line.startswith(":"):
+            if comments:
+                yield SseFrame({}, [line], comment=line)
+            continue
+        raw.append(line)
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        fields[name] = fields[name] + "\n" + value if name == "data" and name in fields else value
