@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 
 from tether import __version__
 from tether.app import errors
@@ -16,6 +17,21 @@ from tether.core.ports import ChatModel
 from tether.pack import Pack
 from tether.settings import Settings, create_settings
 from tether.wiring import build_services
+
+
+class RejectNulInPath:
+    """A NUL in the request path can never name anything: 404 before any handler or database
+    (PostgreSQL cannot even compare such a key)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and "\x00" in scope.get("path", ""):
+            response = JSONResponse({"error": "not found"}, status_code=404)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def create_app(
@@ -41,6 +57,7 @@ def create_app(
     app.state.services = services
     app.state.identity = DevTokenProvider(settings.dev_tokens)
     errors.install(app)
+    app.add_middleware(RejectNulInPath)
     for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router):
         app.include_router(r)
     for pack in services.packs:

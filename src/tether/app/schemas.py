@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tether.core.prompt import public_context
 from tether.core.session import AgentSession
@@ -17,6 +18,23 @@ class CreateSession(BaseModel):
     model_config = ConfigDict(extra="forbid")
     message: str = Field(min_length=1, max_length=MAX_MESSAGE)
     globalContext: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("globalContext")
+    @classmethod
+    def _finite(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if _has_non_finite(value):
+            raise ValueError("numbers must be finite (no NaN or Infinity)")
+        return value
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    return False
 
 
 class PostMessage(BaseModel):
@@ -35,6 +53,13 @@ class ToolCallback(BaseModel):
     status: str = Field(pattern="^(SUCCEEDED|FAILED)$")
     payload: Any = None
     error: str | None = None
+
+    @field_validator("externalJobId")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("must not contain NUL characters")
+        return value
 
 
 def iso(ts: float) -> str:

@@ -96,6 +96,11 @@ class SessionStore(Protocol):
         """Finished jobs of the session whose result is not yet in its transcript."""
         ...
 
+    async def sessions_with_unapplied_jobs(self) -> list[str]:
+        """Sessions holding a finished job whose result is not yet in the transcript (a crash
+        between storing a callback and applying it)."""
+        ...
+
     async def overdue_jobs(self, now: float) -> list[AsyncJob]: ...
 
 

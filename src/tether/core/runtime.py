@@ -28,6 +28,7 @@ from tether.errors import Conflict, InvalidInput, NotFound, Unauthorized
 
 log = logging.getLogger("tether.runtime")
 MAX_MESSAGE_CHARS = 32_000
+NOT_STARTED = "not run: the server stopped before this call started; it was not retried"
 INTERRUPTED = (
     "interrupted: the server stopped while this call was in flight; it was not retried and its effect is unknown"
 )
@@ -172,6 +173,9 @@ class Runtime:
         for sid in ids:
             if not self._lock(sid).locked():
                 self.spawn(self._recover_locked(sid))
+        for sid in await self.store.sessions_with_unapplied_jobs():
+            if not self._lock(sid).locked():
+                self.spawn(self.apply_jobs(sid))
         return len(ids)
 
     async def expire_jobs(self) -> int:
@@ -302,29 +306,14 @@ class Runtime:
     async def _recover(self, s: AgentSession) -> AgentSession:
         """Give every call cut off mid-flight an error result, then wait or continue."""
         turn = self._turn(s, resumed=True)
-        for call in _unanswered_calls(s):
-            s.append(
-                tool_message(
-                    call["id"],
-                    frame(call["function"]["name"], "error", {"error": INTERRUPTED, "retryable": False}),
-                )
-            )
-            s.executed_steps.append(
-                Step(
-                    turn.turn_id,
-                    call["id"],
-                    call["function"]["name"],
-                    _loads(call["function"].get("arguments")),
-                    "FAILED",
-                    {"error": INTERRUPTED},
-                    time.time(),
-                    time.time(),
-                )
-            )
-            turn.emit(
-                EventType.TOOL_EXECUTION_FAILED,
-                {"toolCallId": call["id"], "toolId": call["function"]["name"], "error": INTERRUPTED},
-            )
+        for call, started in _unanswered_calls(s):
+            reason = INTERRUPTED if started else NOT_STARTED
+            name = call["function"]["name"]
+            s.append(tool_message(call["id"], frame(name, "error", {"error": reason, "retryable": False})))
+            now = time.time()
+            args = _loads(call["function"].get("arguments"))
+            s.executed_steps.append(Step(turn.turn_id, call["id"], name, args, "FAILED", {"error": reason}, now, now))
+            turn.emit(EventType.TOOL_EXECUTION_FAILED, {"toolCallId": call["id"], "toolId": name, "error": reason})
         turn.emit(EventType.ERROR, {"message": "the server restarted during this turn; resuming", "recovered": True})
         await turn.commit()
         if s.pending_interaction:
@@ -351,12 +340,15 @@ class Runtime:
         return dsl.dsl_id
 
 
-def _unanswered_calls(s: AgentSession) -> list[dict[str, Any]]:
+def _unanswered_calls(s: AgentSession) -> list[tuple[dict[str, Any], bool]]:
+    """Tool calls with no tool message, each with whether it may have started: calls of one
+    message run in order, so only the first unanswered one can have been in flight."""
     answered = {m.get("tool_call_id") for m in s.transcript if m.get("role") == "tool"}
-    calls: list[dict[str, Any]] = []
+    calls: list[tuple[dict[str, Any], bool]] = []
     for m in s.transcript:
         if m.get("role") == "assistant":
-            calls += [c for c in m.get("tool_calls") or [] if c["id"] not in answered]
+            missing = [c for c in m.get("tool_calls") or [] if c["id"] not in answered]
+            calls += [(c, n == 0) for n, c in enumerate(missing)]
     return calls
 
 

@@ -179,6 +179,15 @@ class MemoryStore:
         found.sort(key=lambda j: (j["created_at"], j["job_id"]))
         return [codec.job_from_row(j) for j in found]
 
+    async def sessions_with_unapplied_jobs(self) -> list[str]:
+        return sorted(
+            {
+                j["session_id"]
+                for j in self._jobs.values()
+                if j["status"] != "PENDING" and not j["applied"] and j["kind"] == "session"
+            }
+        )
+
     async def overdue_jobs(self, now: float) -> list[AsyncJob]:
         found = [j for j in self._jobs.values() if j["status"] == "PENDING" and 0 < j["deadline"] < now]
         found.sort(key=lambda j: j["deadline"])

@@ -225,6 +225,16 @@ class SqlStore:
         )
         return await self._jobs(query)
 
+    async def sessions_with_unapplied_jobs(self) -> list[str]:
+        """Sessions holding a finished job whose result is not yet in the transcript."""
+        t = async_job
+        query = (
+            sa.select(t.c.session_id)
+            .where(t.c.status != "PENDING", t.c.applied == sa.false(), t.c.kind == "session")
+            .distinct()
+        )
+        return await self._read(lambda conn: [r[0] for r in conn.execute(query)])
+
     async def overdue_jobs(self, now: float) -> list[AsyncJob]:
         """PENDING jobs whose deadline (when set, > 0) has passed."""
         t = async_job
