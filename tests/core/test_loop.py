@@ -246,3 +246,36 @@ def test_a_second_message_while_running_is_refused(db_url: str) -> None:  # type
             assert users == ["run the test", "one"]
 
     asyncio.run(main())
+
+
+def test_a_stored_but_unapplied_result_is_applied_by_a_retry_or_the_sweep(db_url: str) -> None:
+    async def main() -> None:
+        async with harness(
+            db_url,
+            [
+                calls(("slow_job", {"label": "x"}, "j1")),
+                calls(("slow_job", {"label": "y"}, "j2")),
+                text("done"),
+                text("done too"),
+            ],
+        ) as h:
+            first = await h.start()
+            second = await h.start()
+            one, two = h.counters.tickets
+            # the process died after storing the results, before applying them
+            assert await h.store.finish_job(one.job_id, "SUCCEEDED", {"v": 1}, None)
+            assert await h.store.finish_job(two.job_id, "SUCCEEDED", {"v": 2}, None)
+            assert set(await h.store.sessions_with_unapplied_jobs()) == {first.session_id, second.session_id}
+            retry = await h.runtime.callback(one.job_id, one.token, "SUCCEEDED", {"v": 1}, None)
+            assert retry == {"ok": True, "duplicate": True}
+            await h.runtime.drain()
+            assert (await h.load(first.session_id)).status is Status.SUCCEEDED
+            await h.runtime.recover()
+            await h.runtime.drain()
+            assert (await h.load(second.session_id)).status is Status.SUCCEEDED
+            assert await h.store.sessions_with_unapplied_jobs() == []
+            again = await h.runtime.callback(two.job_id, two.token, "SUCCEEDED", {"v": 2}, None)
+            await h.runtime.drain()
+            assert again["duplicate"] and len(h.model.requests) == 4
+
+    asyncio.run(main())

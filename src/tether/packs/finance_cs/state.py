@@ -29,7 +29,7 @@ def _owned(name: str, *columns: sa.Column[Any]) -> sa.Table:
         sa.Column("id", sa.String(64), primary_key=True),
         sa.Column("owner_user", sa.String(128), nullable=False),
         sa.Column("owner_tenant", sa.String(128), nullable=False),
-        sa.Column("created_at", sa.Float, nullable=False),
+        sa.Column("created_at", sa.Double, nullable=False),
         *columns,
     )
 
@@ -38,7 +38,7 @@ handles = _owned(
     "cs_result_handle",
     sa.Column("filters", sa.Text, nullable=False),
     sa.Column("ids", _BODY, nullable=False),
-    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Double, nullable=False),
 )
 jobs = _owned(
     "cs_analysis_job",
@@ -47,8 +47,8 @@ jobs = _owned(
     sa.Column("callback_url", sa.String(512), nullable=False),
     sa.Column("callback_token", sa.String(128), nullable=False),
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
-    sa.Column("lease_until", sa.Float, nullable=True),
-    sa.Column("deadline", sa.Float, nullable=False),
+    sa.Column("lease_until", sa.Double, nullable=True),
+    sa.Column("deadline", sa.Double, nullable=False),
     sa.Column("error", sa.Text, nullable=True),
 )
 analyses = _owned(

@@ -5,8 +5,8 @@ same inside the server process (the embedded default) or apart (``tether worker`
 Durable: a job is claimed under a lease (``job_lease_s``), renewed while it runs; if the process
 dies, the lease expires and the job runs again, up to ``job_attempts`` times, then ends FAILED. A
 job past its deadline ends FAILED with the reason, also while it is running (its thread is then
-abandoned and its result dropped). The callback is sent before the job is marked done, so a crash in between only
-repeats a callback, which tether answers as a duplicate.
+abandoned and its result dropped). The callback is sent before the job is marked done, so a crash
+in between only repeats a callback, which tether answers as a duplicate.
 """
 
 from __future__ import annotations

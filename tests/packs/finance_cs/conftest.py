@@ -1,0 +1,283 @@
+"""Shared fixtures for the finance pack's wiring tests.
+
+- ``FinanceServer``: a real ``tether serve`` subprocess with the finance pack only, in its own
+  working directory, so the data files land under its ``./var`` (``var/tether.db``,
+  ``var/finance.db``, ``var/reports/``) exactly as for a user. It can be SIGKILLed and started
+  again on the same port and databases. The in-process analysis worker calls back over HTTP to
+  ``TETHER_PUBLIC_URL``, which points at the server's own port.
+- ``finance_server``: one such server (a small seeded data set) shared by the end-to-end and
+  direct-API tests.
+- ``CallbackSink``: a real HTTP server that records the analysis worker's callbacks, for the
+  tests that drive ``AnalysisWorker.run_once`` without tether around it.
+- ``make_finance``: ``open_finance`` + ``prepare`` on a given database, with a small data set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+from tether.packs.finance_cs.generator import generate
+from tether.packs.finance_cs.pack import open_finance, prepare
+from tether.packs.finance_cs.settings import FinanceSettings
+from tether.packs.finance_cs.tools import Finance
+
+T = TypeVar("T")
+PACK = "tether.packs.finance_cs.pack"
+SEED_ROWS = 3000
+TERMINAL = {"SUCCEEDED", "FAILED"}
+MAIN_QUESTION = "请分析最近30天贵金属规则调整相关的客服问题并生成报告"
+FOLLOW_UP = "只分析高净值客户，并按渠道拆分"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _clean_finance_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pack's settings read TETHER_FINANCE_*; a developer's shell must not leak in."""
+    for key in list(os.environ):
+        if key.startswith("TETHER_FINANCE_"):
+            monkeypatch.delenv(key)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(fn: Callable[[], T], timeout: float = 20.0, interval: float = 0.05, what: str = "condition") -> T:
+    """Poll ``fn`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(interval)
+
+
+# ---- a live server --------------------------------------------------------------------------------
+
+
+class FinanceServer:
+    """``tether serve`` (finance pack only) in a subprocess; ``kill()`` is a real SIGKILL."""
+
+    def __init__(self, workdir: Path, **env: str) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "server.log"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+        self.env.update(
+            {
+                "TETHER_PACKS": PACK,
+                "TETHER_PUBLIC_URL": self.url,
+                "TETHER_FINANCE_SEED": "yes",
+                "TETHER_FINANCE_SEED_ROWS": str(SEED_ROWS),
+                "TETHER_FINANCE_SEED_DAYS": "120",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        self.env.update(env)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self, timeout: float = 60.0) -> FinanceServer:
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        self.starts += 1
+        with self.log_path.open("ab") as log:
+            log.write(f"\n===== start #{self.starts} =====\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tether.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+                cwd=self.workdir,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"tether serve exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"tether serve did not come up in {timeout:g}s:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown handler, the worker thread dies mid-analysis."""
+        assert self.proc is not None and self.proc.poll() is None, "not running"
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def client(self, token: str | None = "dev-alice", timeout: float = 60.0) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, n: int = 60) -> str:
+        return "\n".join(self.log_text().splitlines()[-n:])
+
+    def assert_no_server_errors(self) -> None:
+        bad = [line for line in self.log_text().splitlines() if '" 500' in line or "Traceback" in line]
+        assert not bad, "server log shows errors:\n" + "\n".join(bad) + "\n---\n" + self.log_tail()
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """The pack's analysis job queue, read straight from ``var/finance.db``."""
+        path = self.workdir / "var" / "finance.db"
+        if not path.exists():
+            return []
+        with sqlite3.connect(path) as db:
+            db.row_factory = sqlite3.Row
+            try:
+                return [dict(r) for r in db.execute("SELECT * FROM cs_analysis_job ORDER BY created_at")]
+            except sqlite3.OperationalError:  # not created yet
+                return []
+
+
+@pytest.fixture(scope="session")
+def finance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FinanceServer]:
+    """One server with a small seeded data set for the examples and the direct API tests."""
+    server = FinanceServer(tmp_path_factory.mktemp("finance")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+    server.assert_no_server_errors()
+
+
+# ---- session helpers ------------------------------------------------------------------------------
+
+
+def get_session(client: httpx.Client, session_id: str) -> dict[str, Any]:
+    r = client.get(f"/api/agent/sessions/{session_id}")
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def wait_status(
+    client: httpx.Client, session_id: str, statuses: set[str] | None = None, timeout: float = 30.0
+) -> dict[str, Any]:
+    wanted = statuses or TERMINAL
+    last: dict[str, Any] = {}
+
+    def check() -> dict[str, Any] | None:
+        nonlocal last
+        last = get_session(client, session_id)
+        return last if last["status"] in wanted else None
+
+    try:
+        return wait_until(check, timeout=timeout, interval=0.1, what=f"session {session_id} to reach {wanted}")
+    except AssertionError:
+        raise AssertionError(f"session stuck in {last.get('status')} (wanted {wanted}): {last}") from None
+
+
+def events(client: httpx.Client, session_id: str) -> list[dict[str, Any]]:
+    r = client.get(f"/api/agent/sessions/{session_id}/runtime")
+    assert r.status_code == 200, r.text
+    found: list[dict[str, Any]] = r.json()["events"]
+    return found
+
+
+def tool_results(session: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool messages' bodies ({tool, kind, data}), in order."""
+    return [json.loads(m["content"]) for m in session["transcript"] if m["role"] == "tool"]
+
+
+def final_answer(session: dict[str, Any]) -> str:
+    texts = [m["content"] for m in session["transcript"] if m["role"] == "assistant" and m.get("content")]
+    assert texts, f"no assistant answer in {session['transcript']}"
+    return str(texts[-1])
+
+
+# ---- the worker without tether: a callback sink and a prepared Finance ---------------------------
+
+
+class CallbackSink:
+    """A real HTTP server on a free port that records every POST (path, headers, JSON body)."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.status = status
+        self.received: list[dict[str, Any]] = []
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null")
+                sink.received.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                self.send_response(sink.status)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"ok": true}')
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.received]
+
+
+@pytest.fixture
+def sink() -> Iterator[CallbackSink]:
+    s = CallbackSink()
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def make_finance(database_url: str, tmp_path: Path, rows: int = 800, **settings: Any) -> Finance:
+    """``open_finance`` + ``prepare`` on ``database_url`` with a small generated data set."""
+    fin = open_finance(
+        "http://127.0.0.1:9",
+        FinanceSettings(database_url=database_url, seed="no", report_dir=str(tmp_path / "reports"), **settings),
+    )
+    prepare(fin)
+    generate(fin.repo.engine, rows=rows, days=60)
+    return fin
