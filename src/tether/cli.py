@@ -34,7 +34,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from tether.app.main import create_app
 
-    uvicorn.run(create_app(_settings(args)), host=args.host, port=args.port, log_level="info")
+    settings = _settings(args)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=settings.log_level.lower())
     return 0
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ class Finance:
     repo: CustomerSessionRepo
     state: FinanceState
     public_url: str
+    queued: asyncio.Event = field(default_factory=asyncio.Event)  # wakes an in-process worker at once
 
 
 def _filters(**values: Any) -> dict[str, Any]:
@@ -157,6 +158,7 @@ def build_tools(fin: Finance) -> list[Tool]:
             ticket.token,
             fin.settings.job_timeout_s,
         )
+        fin.queued.set()
         return AsyncJobStarted(ticket, "analysis queued; the result arrives by callback")
 
     @tool(audited=True)

@@ -12,7 +12,6 @@ in between only repeats a callback, which tether answers as a duplicate.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -76,9 +75,17 @@ class AnalysisWorker:
                 log.exception("analysis worker round failed")
                 busy = False
             if not busy:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.poll_s)
+                await self._idle(stop)
         await self.client.aclose()
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        """Wait for a poll interval, a job queued in this process, or the stop signal."""
+        queued = self.fin.queued
+        waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(queued.wait())]
+        await asyncio.wait(waiters, timeout=self.poll_s, return_when=asyncio.FIRST_COMPLETED)
+        for w in waiters:
+            w.cancel()
+        queued.clear()
 
     async def run_once(self) -> bool:
         """Fail the jobs that ran out of time or attempts, then run one job; True if one ran."""
