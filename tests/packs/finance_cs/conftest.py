@@ -63,7 +63,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_until(fn: Callable[[], T], timeout: float = 20.0, interval: float = 0.05, what: str = "condition") -> T:
+def wait_until(fn: Callable[[], T | None], timeout: float = 20.0, interval: float = 0.05, what: str = "condition") -> T:
     """Poll ``fn`` until it returns something truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:

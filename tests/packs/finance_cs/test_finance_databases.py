@@ -15,7 +15,6 @@ from tether.core.session import Owner
 from tether.core.tools import AsyncJobStarted, Handle, JobTicket, Tool, ToolContext
 from tether.errors import NotFound
 from tether.packs.finance_cs.pack import open_finance, prepare
-from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.tools import Finance, build_tools
 from tether.packs.finance_cs.worker import AnalysisWorker
 
@@ -125,12 +124,17 @@ async def test_the_queue_claims_each_job_once(fin: Finance) -> None:
     assert fin.state.given_up(2) == []
 
 
-def test_prepare_is_idempotent_and_seeds_only_when_told(db_url: str, tmp_path: Path) -> None:
-    fin = open_finance("http://x", FinanceSettings(database_url=db_url, seed="no", report_dir=str(tmp_path)))
+def test_prepare_is_idempotent_and_seeds_only_when_told(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_FINANCE_DATABASE_URL", db_url)
+    monkeypatch.setenv("TETHER_FINANCE_REPORT_DIR", str(tmp_path / "reports"))
+    fin = open_finance("http://x")  # the settings come from the environment, as in the server
     try:
+        assert fin.settings.database_url == db_url and fin.settings.seed == "auto"
+        assert fin.settings.should_seed is False, "a configured database is never seeded on 'auto'"
         assert prepare(fin) == 0 and fin.repo.count() == 0
-        fin.settings.seed = "auto"  # a configured database is never seeded on "auto"
-        assert prepare(fin) == 0 and fin.repo.count() == 0
+        assert prepare(fin) == 0  # the tables exist: nothing breaks the second time
         fin.settings.seed, fin.settings.seed_rows, fin.settings.seed_days = "yes", 300, 30
         assert prepare(fin) == 300 and fin.repo.count() == 300
         assert prepare(fin) == 0 and fin.repo.count() == 300  # not twice

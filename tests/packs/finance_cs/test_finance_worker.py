@@ -143,13 +143,13 @@ async def test_a_running_job_keeps_its_lease(
     tmp_path: Path, sqlite_url: str, sink: CallbackSink, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A slow analysis renews its lease, so a second worker does not take the job meanwhile."""
-    monkeypatch.setenv("TETHER_FINANCE_ANALYSIS_DELAY_S", "1.5")
-    fin = make_finance(sqlite_url, tmp_path, job_lease_s=0.3)
+    monkeypatch.setenv("TETHER_FINANCE_ANALYSIS_DELAY_S", "2.5")
+    fin = make_finance(sqlite_url, tmp_path, job_lease_s=0.9)
     job_id = enqueue(fin, sink, handle(fin))
     run = asyncio.ensure_future(AnalysisWorker(fin).run_once())
-    for _ in range(20):
-        await asyncio.sleep(0.1)
-        assert await asyncio.to_thread(fin.state.claim, 0.3, 5) is None, "a second worker took a live job"
+    for _ in range(20):  # 2.5 leases long
+        await asyncio.sleep(0.12)
+        assert await asyncio.to_thread(fin.state.claim, 0.9, 5) is None, "a second worker took a live job"
     assert await run is True
     assert [b["status"] for b in sink.bodies()] == ["SUCCEEDED"]
     assert fin.state.job(job_id)["attempts"] == 1
