@@ -160,6 +160,7 @@ def test_example1_report_is_served_to_its_owner_only(
         r = bob.get(f"/api/reports/{report_id}{suffix}")
         assert r.status_code == 404, (suffix, r.status_code, r.text)
     assert alice.get("/api/reports/rpt-nope.html").status_code == 404
+    assert alice.get(f"/api/reports/{report_id}.pdf").status_code == 404
     assert httpx.get(str(alice.base_url) + f"/api/reports/{report_id}.html").status_code == 401
 
 

@@ -138,7 +138,16 @@ def test_no_tier_means_all_tiers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("phrase", "top"), [("前10个关键词", 10), ("top 20 keywords", 20), ("TOP5", 5), ("关键词", 20)]
+    ("phrase", "top"),
+    [
+        ("前10个关键词", 10),
+        ("top 20 keywords", 20),
+        ("TOP5", 5),
+        ("关键词", 20),
+        ("提前1天平仓的投诉", 20),
+        ("之前3个月的", 20),
+        ("前3天", 20),
+    ],
 )
 def test_top_n(phrase: str, top: int) -> None:
     assert ex(f"分析贵金属客服问题的{phrase}")["top_n"] == top

@@ -178,3 +178,32 @@ async def test_run_loop_stops_when_asked(fin: Finance, sink: CallbackSink) -> No
     stop.set()
     await asyncio.wait_for(task, 5)
     assert [b["status"] for b in sink.bodies()] == ["SUCCEEDED"]
+
+
+async def test_an_undeliverable_outcome_is_kept_and_sent_when_tether_is_back(
+    tmp_path: Path, sqlite_url: str, sink: CallbackSink
+) -> None:
+    """tether is down when the analysis ends: the outcome is held, not lost, and re-sent later."""
+    fin = make_finance(sqlite_url, tmp_path)
+    job_id = f"job-{time.monotonic_ns()}"
+    params = {"handle_id": handle(fin), "top_n": 5, "split_by": []}
+    fin.state.enqueue(job_id, ALICE, params, "http://127.0.0.1:9/api/agent/tool-callback", "tok", 60)
+    worker = AnalysisWorker(fin)
+    worker_callback = worker._callback
+
+    async def one_try(*args: Any, **kwargs: Any) -> bool:  # keep the test fast: no back-off
+        return await worker_callback(*args, **{**kwargs, "attempts": 1})
+
+    worker._callback = one_try  # type: ignore[method-assign]
+    assert await worker.run_once() is True
+    held = fin.state.job(job_id)
+    assert held["status"] == "undelivered" and '"SUCCEEDED"' in held["outcome"]
+    with fin.state.engine.begin() as c:  # tether is reachable again
+        from tether.packs.finance_cs.state import jobs
+
+        c.execute(jobs.update().where(jobs.c.id == job_id).values(callback_url=sink.url + "/cb"))
+    assert await worker.run_once() is False
+    [call] = sink.received
+    assert call["body"]["externalJobId"] == job_id and call["body"]["status"] == "SUCCEEDED"
+    assert call["body"]["payload"]["documents"] > 0
+    assert fin.state.job(job_id)["status"] == "done"

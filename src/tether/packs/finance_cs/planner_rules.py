@@ -62,7 +62,7 @@ _MONTH_DAY = re.compile(
     r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]?\s*(?:到|至|-|~|—)\s*(?:(\d{4})年)?(?:(\d{1,2})月)?(\d{1,2})[日号]?"
 )
 _ISO_RANGE = re.compile(r"(\d{4}-\d{2}-\d{2})\s*(?:到|至|~|to)\s*(\d{4}-\d{2}-\d{2})")
-_TOP = re.compile(r"(?:前|top\s*)(\d{1,3})", re.I)
+_TOP = re.compile(r"(?:(?<![提之以])前|top\s*)(\d{1,3})(?![天日周月年号])", re.I)
 
 
 def _number(text: str) -> int:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body
 from fastapi.responses import HTMLResponse, PlainTextResponse
 
 from tether.app.deps import IdentityDep
+from tether.errors import NotFound
 from tether.packs.finance_cs.query import parse_query
 from tether.packs.finance_cs.tools import Finance
 
@@ -25,6 +26,8 @@ def build_router(fin: Finance) -> APIRouter:
     @router.get("/api/reports/{report_file}", summary="A report: {id}.html, {id}.md, or {id} for its metadata")
     async def report(report_file: str, who: IdentityDep) -> Any:
         report_id, _, ext = report_file.partition(".")
+        if ext not in ("", "html", "md"):
+            raise NotFound(f"no report format {ext!r}; use {report_id}.html or {report_id}.md")
         row = await asyncio.to_thread(fin.state.report, report_id, who.owner)
         if ext == "html":
             return HTMLResponse(row["html"])

@@ -42,7 +42,7 @@ handles = _owned(
 )
 jobs = _owned(
     "cs_analysis_job",
-    sa.Column("status", sa.String(16), nullable=False, index=True),  # queued | running | done | failed
+    sa.Column("status", sa.String(16), nullable=False, index=True),  # queued | running | undelivered | done | failed
     sa.Column("params", sa.Text, nullable=False),
     sa.Column("callback_url", sa.String(512), nullable=False),
     sa.Column("callback_token", sa.String(128), nullable=False),
@@ -50,6 +50,7 @@ jobs = _owned(
     sa.Column("lease_until", sa.Double, nullable=True),
     sa.Column("deadline", sa.Double, nullable=False),
     sa.Column("error", sa.Text, nullable=True),
+    sa.Column("outcome", _BODY, nullable=True),  # an outcome whose callback could not be delivered yet
 )
 analyses = _owned(
     "cs_analysis", sa.Column("scope", sa.Text, nullable=False), sa.Column("result", _BODY, nullable=False)
@@ -176,6 +177,17 @@ class FinanceState:
     def finish(self, id_: str, status: str, error: str | None = None) -> None:
         with self.engine.begin() as c:
             c.execute(jobs.update().where(jobs.c.id == id_).values(status=status, error=error, lease_until=None))
+
+    def hold(self, id_: str, outcome: str) -> None:
+        """Keep a finished job's outcome until its callback is delivered."""
+        with self.engine.begin() as c:
+            c.execute(
+                jobs.update().where(jobs.c.id == id_).values(status="undelivered", outcome=outcome, lease_until=None)
+            )
+
+    def undelivered(self) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(jobs.select().where(jobs.c.status == "undelivered")).mappings()]
 
     def job(self, id_: str) -> dict[str, Any]:
         return self._get(jobs, id_, None, "analysis job")

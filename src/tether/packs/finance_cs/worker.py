@@ -90,14 +90,14 @@ class AnalysisWorker:
     async def run_once(self) -> bool:
         """Fail the jobs that ran out of time or attempts, then run one job; True if one ran."""
         s = self.fin.settings
+        await self._redeliver()
         for dead in await asyncio.to_thread(self.fin.state.given_up, s.job_attempts):
             reason = (
                 "the analysis passed its time limit"
                 if dead["deadline"] < time.time()
                 else f"the analysis was interrupted {dead['attempts']} time(s); giving up"
             )
-            await self._callback(dead, "FAILED", None, reason)
-            await asyncio.to_thread(self.fin.state.finish, dead["id"], "failed", reason)
+            await self._conclude(dead, "FAILED", None, reason)
         job: dict[str, Any] | None = await asyncio.to_thread(self.fin.state.claim, s.job_lease_s, s.job_attempts)
         if job is None:
             return False
@@ -105,18 +105,33 @@ class AnalysisWorker:
         try:
             payload = await asyncio.wait_for(self._compute(job, params), max(job["deadline"] - time.time(), 0.001))
         except TimeoutError:
-            reason = "the analysis passed its time limit"
-            await self._callback(job, "FAILED", None, reason)
-            await asyncio.to_thread(self.fin.state.finish, job["id"], "failed", reason)
+            await self._conclude(job, "FAILED", None, "the analysis passed its time limit")
             return True
         except Exception as exc:
-            reason = f"analysis failed: {getattr(exc, 'message', None) or exc}"
-            await self._callback(job, "FAILED", None, reason)
-            await asyncio.to_thread(self.fin.state.finish, job["id"], "failed", reason)
+            await self._conclude(job, "FAILED", None, f"analysis failed: {getattr(exc, 'message', None) or exc}")
             return True
-        await self._callback(job, "SUCCEEDED", payload, None)
-        await asyncio.to_thread(self.fin.state.finish, job["id"], "done")
+        await self._conclude(job, "SUCCEEDED", payload, None)
         return True
+
+    async def _conclude(self, job: dict[str, Any], status: str, payload: Any, error: str | None) -> None:
+        """Call back, then record the outcome; an outcome that could not be delivered is kept and
+        re-sent on later rounds instead of being lost."""
+        if await self._callback(job, status, payload, error):
+            await asyncio.to_thread(
+                self.fin.state.finish, job["id"], "done" if status == "SUCCEEDED" else "failed", error
+            )
+        else:
+            outcome = {"status": status, "payload": payload, "error": error}
+            await asyncio.to_thread(
+                self.fin.state.hold, job["id"], json.dumps(outcome, ensure_ascii=False, default=str)
+            )
+
+    async def _redeliver(self) -> None:
+        for job in await asyncio.to_thread(self.fin.state.undelivered):
+            outcome = json.loads(job["outcome"])
+            if await self._callback(job, outcome["status"], outcome["payload"], outcome["error"], attempts=1):
+                final = "done" if outcome["status"] == "SUCCEEDED" else "failed"
+                await asyncio.to_thread(self.fin.state.finish, job["id"], final, outcome["error"])
 
     async def _compute(self, job: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         """Run the analysis in a thread, renewing the job's lease while it runs."""
@@ -131,18 +146,23 @@ class AnalysisWorker:
         finally:
             work.cancel()  # on a timeout: the thread runs on, its result is dropped
 
-    async def _callback(self, job: dict[str, Any], status: str, payload: Any, error: str | None) -> None:
+    async def _callback(
+        self, job: dict[str, Any], status: str, payload: Any, error: str | None, attempts: int = 8
+    ) -> bool:
+        """POST the outcome; True once tether answered (a 4xx refusal included), False if it could
+        not be reached."""
         body = {"externalJobId": job["id"], "status": status, "payload": payload, "error": error}
         headers = {"X-Tether-Callback-Token": job["callback_token"]}
-        for attempt in range(8):
+        for attempt in range(attempts):
+            if attempt:
+                await asyncio.sleep(min(0.25 * 2**attempt, 5))
             try:
                 r = await self.client.post(job["callback_url"], json=body, headers=headers)
             except httpx.TransportError:
-                await asyncio.sleep(min(0.25 * 2**attempt, 5))
                 continue
             if r.status_code < 500:
                 if r.status_code >= 400:
                     log.warning("callback for %s refused: %s", job["id"], r.status_code)
-                return
-            await asyncio.sleep(min(0.25 * 2**attempt, 5))
-        log.error("callback for %s could not be delivered", job["id"])
+                return True
+        log.error("callback for %s could not be delivered yet; it will be re-sent", job["id"])
+        return False
