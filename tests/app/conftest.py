@@ -9,18 +9,14 @@ SIGKILL and start it again on the same database.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 import pytest
+
+from tests.servers import ServerProcess, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -33,109 +29,20 @@ TOKENS = {
 T = TypeVar("T")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_until(fn: Callable[[], T | None], timeout: float = 20.0, interval: float = 0.05, what: str = "condition") -> T:
-    """Poll ``fn`` until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(interval)
-
-
-class TetherServer:
-    """``tether serve`` in a subprocess; ``kill()`` is a real SIGKILL, ``start()`` may follow."""
+class TetherServer(ServerProcess):
+    """A server with the given packs and the test tokens (alice, bob, carol), 1 s SSE heartbeats."""
 
     def __init__(self, workdir: Path, packs: list[Path], **env: str) -> None:
-        self.workdir = workdir
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = workdir / "server.log"
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
-        self.env.update(
+        super().__init__(
+            workdir,
             {
                 "TETHER_DATABASE_URL": f"sqlite:///{workdir / 'tether.db'}",
                 "TETHER_PACKS": ",".join(str(p) for p in packs),
-                "TETHER_PUBLIC_URL": self.url,
                 "TETHER_DEV_TOKENS": json.dumps(TOKENS),
                 "TETHER_SSE_HEARTBEAT_S": "1",
-                "PYTHONUNBUFFERED": "1",
-            }
+                **env,
+            },
         )
-        self.env.update(env)
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def start(self, timeout: float = 30.0) -> TetherServer:
-        assert self.proc is None or self.proc.poll() is not None, "already running"
-        self.starts += 1
-        with self.log_path.open("ab") as log:
-            log.write(f"\n===== start #{self.starts} =====\n".encode())
-            log.flush()
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tether.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-                cwd=self.workdir,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"tether serve exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"tether serve did not come up in {timeout:g}s:\n{self.log_tail()}")
-            time.sleep(0.05)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown handler, no final commit."""
-        assert self.proc is not None and self.proc.poll() is None, "not running"
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-
-    def client(self, token: str | None = "dev-alice", timeout: float = 30.0) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
-
-    def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def log_tail(self, n: int = 60) -> str:
-        return "\n".join(self.log_text().splitlines()[-n:])
-
-    def assert_no_server_errors(self) -> None:
-        """Never a 500, never an unhandled traceback in the server log."""
-        text = self.log_text()
-        bad = [line for line in text.splitlines() if '" 500' in line or "Traceback" in line]
-        assert not bad, "server log shows errors:\n" + "\n".join(bad) + "\n---\n" + self.log_tail()
 
     # ---- what the example and test packs leave in the working directory -------------------------
 
