@@ -25,7 +25,6 @@ Run: .venv/bin/python bench/finance.py [--rows N] [--queries N] [--runs N] [--ke
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import random
@@ -47,6 +46,7 @@ from tether.packs.finance_cs.analysis import analyze
 from tether.packs.finance_cs.data import CustomerSessionRepo
 from tether.packs.finance_cs.generator import generate, generate_rows
 from tether.packs.finance_cs.report import render_html, render_markdown
+from tether.progress import stream_events
 from tether.store.database import create_read_engine, normalize_url
 
 QUESTION = "请分析最近30天贵金属规则调整相关的客服问题并生成报告"
@@ -179,34 +179,15 @@ def follow(
     ``TURN_FINISHED`` reached this client (``perf_counter`` since ``t0``).
     """
     marks: dict[str, Any] = {"steps": {}}
-    last = 0
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        try:
-            with http.stream(
-                "GET",
-                f"/api/agent/sessions/{session_id}/events",
-                params={"after": last},
-                timeout=httpx.Timeout(30, read=60),
-            ) as r:
-                r.raise_for_status()
-                kind = ""
-                for raw in r.iter_lines():
-                    if raw.startswith("event:"):
-                        kind = raw[6:].strip()
-                    elif raw.startswith("data:") and kind:
-                        event = json.loads(raw[5:].strip())
-                        last = event["id"]
-                        data = event.get("data") or {}
-                        marks.setdefault(event["type"], float(event["ts"]) - wall0)
-                        if event["type"] == "TOOL_EXECUTION_FINISHED":
-                            marks["steps"][data.get("toolId")] = (data.get("durationMs") or 0) / 1000
-                        if event["type"] == "TURN_FINISHED" and data.get("status") in TERMINAL:
-                            marks["TURN_FINISHED_FINAL"] = float(event["ts"]) - wall0
-                            marks["end"] = time.perf_counter() - t0
-                            return str(data["status"]), marks
-        except httpx.TransportError:
-            time.sleep(0.2)
+    for event in stream_events(http, session_id, timeout):
+        data = event.get("data") or {}
+        marks.setdefault(event["type"], float(event["ts"]) - wall0)
+        if event["type"] == "TOOL_EXECUTION_FINISHED":
+            marks["steps"][data.get("toolId")] = (data.get("durationMs") or 0) / 1000
+        if event["type"] == "TURN_FINISHED" and data.get("status") in TERMINAL:
+            marks["TURN_FINISHED_FINAL"] = float(event["ts"]) - wall0
+            marks["end"] = time.perf_counter() - t0
+            return str(data["status"]), marks
     return "TIMEOUT", marks
 
 

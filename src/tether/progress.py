@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 import httpx
@@ -56,8 +57,9 @@ class Progress:
             self.line(text())
 
 
-def follow_session(http: httpx.Client, session_id: str, progress: Progress, timeout_s: float = 900) -> str:
-    """Stream events until a turn finishes in a state that needs no more waiting; -> the status."""
+def stream_events(http: httpx.Client, session_id: str, timeout_s: float = 900) -> Iterator[dict[str, Any]]:
+    """Every event envelope of a session's SSE stream, in order, reconnecting after the last one
+    seen when the connection drops; ends when ``timeout_s`` has passed."""
     last = 0
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -68,6 +70,7 @@ def follow_session(http: httpx.Client, session_id: str, progress: Progress, time
                 params={"after": last},
                 timeout=httpx.Timeout(30, read=60),
             ) as r:
+                r.raise_for_status()
                 event_type = ""
                 for raw in r.iter_lines():
                     if raw.startswith("event:"):
@@ -75,10 +78,16 @@ def follow_session(http: httpx.Client, session_id: str, progress: Progress, time
                     elif raw.startswith("data:") and event_type:
                         event = json.loads(raw[5:].strip())
                         last = event["id"]
-                        progress.show(event)
-                        status = (event.get("data") or {}).get("status")
-                        if event["type"] == "TURN_FINISHED" and status in TERMINAL:
-                            return str(status)
+                        yield event
         except httpx.TransportError:
             time.sleep(0.5)  # reconnect and continue after the last event seen
+
+
+def follow_session(http: httpx.Client, session_id: str, progress: Progress, timeout_s: float = 900) -> str:
+    """Show events until a turn finishes in a state that needs no more waiting; -> the status."""
+    for event in stream_events(http, session_id, timeout_s):
+        progress.show(event)
+        status = (event.get("data") or {}).get("status")
+        if event["type"] == "TURN_FINISHED" and status in TERMINAL:
+            return str(status)
     return "TIMEOUT"
