@@ -9,9 +9,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
@@ -112,3 +112,41 @@ class ServerProcess:
         """Never a 500, never an unhandled traceback in the server log."""
         bad = [line for line in self.log_text().splitlines() if '" 500' in line or "Traceback" in line]
         assert not bad, "server log shows errors:\n" + "\n".join(bad) + "\n---\n" + self.log_tail()
+
+
+# ---- a client's view of a session -------------------------------------------------------------
+
+TERMINAL = frozenset({"SUCCEEDED", "FAILED"})
+
+
+def get_session(client: httpx.Client, session_id: str) -> dict[str, Any]:
+    r = client.get(f"/api/agent/sessions/{session_id}")
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def wait_status(
+    client: httpx.Client, session_id: str, statuses: Iterable[str] | str = TERMINAL, timeout: float = 30.0
+) -> dict[str, Any]:
+    """Poll the session until its status is one of ``statuses``; fail saying where it is stuck."""
+    wanted = {statuses} if isinstance(statuses, str) else set(statuses)
+    last: dict[str, Any] = {}
+
+    def check() -> dict[str, Any] | None:
+        nonlocal last
+        last = get_session(client, session_id)
+        return last if last["status"] in wanted else None
+
+    try:
+        return wait_until(check, timeout=timeout, interval=0.1, what=f"session {session_id} to reach {wanted}")
+    except AssertionError:
+        stuck = f"session stuck in {last.get('status')} (wanted {wanted}): {last.get('lastError')}"
+        raise AssertionError(stuck) from None
+
+
+def runtime_events(client: httpx.Client, session_id: str) -> list[dict[str, Any]]:
+    r = client.get(f"/api/agent/sessions/{session_id}/runtime")
+    assert r.status_code == 200, r.text
+    events: list[dict[str, Any]] = r.json()["events"]
+    return events

@@ -17,6 +17,9 @@ import httpx
 import pytest
 
 from tests.servers import ServerProcess, wait_until
+from tests.servers import get_session as get_session  # re-exported for the tests here
+from tests.servers import runtime_events as runtime_events
+from tests.servers import wait_status as wait_status
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -90,40 +93,6 @@ def bob(api_server: TetherServer) -> Iterator[httpx.Client]:
 
 
 # ---- session helpers ------------------------------------------------------------------------------
-
-TERMINAL = {"SUCCEEDED", "FAILED"}
-
-
-def get_session(client: httpx.Client, session_id: str) -> dict[str, Any]:
-    r = client.get(f"/api/agent/sessions/{session_id}")
-    assert r.status_code == 200, r.text
-    body: dict[str, Any] = r.json()
-    return body
-
-
-def wait_status(
-    client: httpx.Client, session_id: str, statuses: set[str] | str, timeout: float = 20.0
-) -> dict[str, Any]:
-    wanted = {statuses} if isinstance(statuses, str) else statuses
-    last: dict[str, Any] = {}
-
-    def check() -> dict[str, Any] | None:
-        nonlocal last
-        last = get_session(client, session_id)
-        return last if last["status"] in wanted else None
-
-    try:
-        return wait_until(check, timeout=timeout, interval=0.1, what=f"session {session_id} to reach {wanted}")
-    except AssertionError:
-        stuck = f"session stuck in {last.get('status')} (wanted {wanted}): {last.get('lastError')}"
-        raise AssertionError(stuck) from None
-
-
-def runtime_events(client: httpx.Client, session_id: str) -> list[dict[str, Any]]:
-    r = client.get(f"/api/agent/sessions/{session_id}/runtime")
-    assert r.status_code == 200, r.text
-    events: list[dict[str, Any]] = r.json()["events"]
-    return events
 
 
 def assert_contiguous(events: list[dict[str, Any]]) -> None:

@@ -26,7 +26,11 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from tests.servers import ServerProcess, wait_until
+from tests.servers import ServerProcess
+from tests.servers import get_session as get_session  # re-exported for the tests here
+from tests.servers import runtime_events as runtime_events
+from tests.servers import wait_status as wait_status
+from tests.servers import wait_until as wait_until
 from tether.packs.finance_cs.generator import generate
 from tether.packs.finance_cs.pack import open_finance, prepare
 from tether.packs.finance_cs.settings import FinanceSettings
@@ -35,7 +39,6 @@ from tether.packs.finance_cs.tools import Finance
 T = TypeVar("T")
 PACK = "tether.packs.finance_cs.pack"
 SEED_ROWS = 3000
-TERMINAL = {"SUCCEEDED", "FAILED"}
 MAIN_QUESTION = "请分析最近30天贵金属规则调整相关的客服问题并生成报告"
 FOLLOW_UP = "只分析高净值客户，并按渠道拆分"
 
@@ -100,37 +103,6 @@ def finance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Finance
 
 
 # ---- session helpers ------------------------------------------------------------------------------
-
-
-def get_session(client: httpx.Client, session_id: str) -> dict[str, Any]:
-    r = client.get(f"/api/agent/sessions/{session_id}")
-    assert r.status_code == 200, r.text
-    body: dict[str, Any] = r.json()
-    return body
-
-
-def wait_status(
-    client: httpx.Client, session_id: str, statuses: set[str] | None = None, timeout: float = 30.0
-) -> dict[str, Any]:
-    wanted = statuses or TERMINAL
-    last: dict[str, Any] = {}
-
-    def check() -> dict[str, Any] | None:
-        nonlocal last
-        last = get_session(client, session_id)
-        return last if last["status"] in wanted else None
-
-    try:
-        return wait_until(check, timeout=timeout, interval=0.1, what=f"session {session_id} to reach {wanted}")
-    except AssertionError:
-        raise AssertionError(f"session stuck in {last.get('status')} (wanted {wanted}): {last}") from None
-
-
-def events(client: httpx.Client, session_id: str) -> list[dict[str, Any]]:
-    r = client.get(f"/api/agent/sessions/{session_id}/runtime")
-    assert r.status_code == 200, r.text
-    found: list[dict[str, Any]] = r.json()["events"]
-    return found
 
 
 def tool_results(session: dict[str, Any]) -> list[dict[str, Any]]:

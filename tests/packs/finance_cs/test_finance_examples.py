@@ -21,9 +21,9 @@ from .conftest import (
     FOLLOW_UP,
     MAIN_QUESTION,
     FinanceServer,
-    events,
     final_answer,
     get_session,
+    runtime_events,
     tool_results,
     wait_status,
 )
@@ -51,7 +51,7 @@ def example1(alice: httpx.Client) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     first = r.json()
     session = wait_status(alice, first["sessionId"], {"SUCCEEDED", "FAILED"}, timeout=60)
-    return {"first": first, "session": session, "events": events(alice, session["sessionId"])}
+    return {"first": first, "session": session, "events": runtime_events(alice, session["sessionId"])}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def example2(alice: httpx.Client, example1: dict[str, Any]) -> dict[str, Any]:
     r = alice.post(f"/api/agent/sessions/{session_id}/messages", json={"message": FOLLOW_UP})
     assert r.status_code == 200, r.text
     session = wait_status(alice, session_id, {"SUCCEEDED", "FAILED"}, timeout=60)
-    return {"session": session, "events": events(alice, session_id)}
+    return {"session": session, "events": runtime_events(alice, session_id)}
 
 
 def report_step(session: dict[str, Any], index: int = -1) -> dict[str, Any]:
@@ -234,7 +234,7 @@ def test_example3_replays_without_the_model(
     for body in (metals, forex):
         replayed = get_session(alice, body["executionId"])
         assert not [m for m in replayed["transcript"] if m["role"] == "assistant" and m.get("content")]
-        assert "MODEL_DECISION" not in {e["type"] for e in events(alice, body["executionId"])}
+        assert "MODEL_DECISION" not in {e["type"] for e in runtime_events(alice, body["executionId"])}
 
     logged = alice.get(f"/api/agent/dsl/{dsl_id}/executions")
     assert logged.status_code == 200
