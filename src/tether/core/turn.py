@@ -194,7 +194,7 @@ class Turn:
         s = self.session
         s.append(tool_message(call.id, outcome.content))
         s.executed_steps.append(outcome.step)
-        if outcome.kind == "load_skill" or (call.name == "load_skill" and outcome.kind == "value"):
+        if call.name == "load_skill" and outcome.kind == "value":
             name = outcome.data.get("skill") if isinstance(outcome.data, dict) else None
             if name and name not in s.selected_skill_ids:
                 s.selected_skill_ids.append(name)
