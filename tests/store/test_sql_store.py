@@ -158,3 +158,24 @@ def test_urls_are_normalised(tmp_path: Path) -> None:
         normalize_url("sqlite://")
     with pytest.raises(ConfigError):
         normalize_url("oracle://u@h/db")
+
+
+def test_head_constant_is_the_newest_revision_and_a_migrated_database_skips_alembic(tmp_path: Path) -> None:
+    from alembic.script import ScriptDirectory
+
+    from tether.store.migrate import HEAD, SCRIPT_LOCATION, alembic_config, at_head
+
+    assert ScriptDirectory.from_config(alembic_config()).get_current_head() == HEAD
+    assert SCRIPT_LOCATION.endswith("migrations")
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    engine = create_read_engine(normalize_url(url))
+    try:
+        with engine.connect() as conn:
+            assert not at_head(conn)
+        upgrade(url)
+        with engine.connect() as conn:
+            assert at_head(conn)
+            conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = 'older'"))
+            assert not at_head(conn)
+    finally:
+        engine.dispose()

@@ -9,18 +9,31 @@ database. This module must never create tables by any other means than the revis
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
 
 from tether.store.database import create_read_engine, normalize_url
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 VERSION_TABLE = "tether_alembic_version"
 SCRIPT_LOCATION = str(Path(__file__).resolve().parent / "migrations")
+HEAD = "0001"  # the newest revision in migrations/versions (a test keeps the two equal)
+
+
+def at_head(conn: sa.Connection) -> bool:
+    """True when the database is already at ``HEAD``: start-up then skips Alembic (seconds of imports)."""
+    if not sa.inspect(conn).has_table(VERSION_TABLE):
+        return False
+    versions = {row[0] for row in conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}"))}
+    return versions == {HEAD}
 
 
 def alembic_config(connection: sa.Connection | None = None) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", SCRIPT_LOCATION)
     cfg.attributes["connection"] = connection
@@ -31,6 +44,10 @@ def alembic_config(connection: sa.Connection | None = None) -> Config:
 def upgrade_engine(engine: sa.Engine, revision: str = "head") -> None:
     """Migrate the database behind ``engine`` (blocking)."""
     with engine.begin() as conn:
+        if revision == "head" and at_head(conn):
+            return
+        from alembic import command
+
         command.upgrade(alembic_config(conn), revision)
 
 

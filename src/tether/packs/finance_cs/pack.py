@@ -59,7 +59,11 @@ def pack(env: dict[str, Any]) -> Pack:
     async def shutdown(_services: Any) -> None:
         if "stop" in state:
             state["stop"].set()
-            await state["task"]
+            task = state["task"]
+            done, _ = await asyncio.wait({task}, timeout=2.0)
+            if not done:  # an analysis is running: leave it; its lease expires and it runs again
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         fin.repo.engine.dispose()
 
     from tether.packs.finance_cs.routes import build_router
