@@ -3,6 +3,7 @@ never a module global. Every field is listed in the README's configuration table
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, SecretStr
@@ -19,8 +20,11 @@ class Settings(BaseSettings):
 
     database_url: str = Field("sqlite:///./var/tether.db", description="SQLAlchemy URL of tether's own database")
     packs: str = Field(
-        "tether.packs.finance_cs.pack,examples",
-        description="comma-separated packs to load: module names or folder paths",
+        default_factory=lambda: (
+            "tether.packs.finance_cs.pack" + (",examples" if Path("examples/pack.py").exists() else "")
+        ),
+        description="comma-separated packs to load: module names or folder paths "
+        "(default: the finance pack, and ./examples when started from the repository root)",
     )
     model: str = Field("planner", description="planner | openai")
     model_provider: str = Field("openai", description="deepseek | qwen | ollama | openai | custom")
