@@ -132,6 +132,9 @@ def test_example1_answer_names_the_surge_and_links_the_report(
     report = report_step(session)
     assert "规则调整" in answer and "保证金" in answer
     assert "主要来自 app 渠道" in answer, "the planted surge is concentrated on the app channel"
+    previous = analysis["data"]["previous_period"]
+    assert analysis["data"]["documents"] > 3 * previous["documents"], "the surge against the 30 days before"
+    assert previous["finding"] in answer and "与上一周期" in answer
     assert report["url"] == f"{finance_server.url}/api/reports/{report['report_id']}.html"
     assert report["url"] in answer
     path = Path(report["path"])

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -57,8 +58,34 @@ def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[s
                 + "分布："
                 + "、".join(f"{g['group']} {g['documents']}条" for g in groups)
             )
+    previous = previous_period(fin, filters, result["documents"])
+    if previous is not None:
+        payload["previous_period"] = previous
+        lines.insert(1, previous["finding"])
     payload["summary"] = "\n".join(lines)
     return payload
+
+
+def previous_period(fin: Finance, filters: dict[str, Any], documents: int) -> dict[str, Any] | None:
+    """The same filters over the window of equal length just before: is this a surge?"""
+    try:
+        start, end = datetime.fromisoformat(filters["startTime"]), datetime.fromisoformat(filters["endTime"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    span = end - start
+    before = {
+        **filters,
+        "startTime": (start - span).isoformat(),
+        "endTime": (start - timedelta(seconds=1)).isoformat(),
+        "limit": 1,
+    }
+    total, _ = fin.repo.query(before)
+    change = f"为上一周期的 {documents / total:.1f} 倍" if total else "上一周期没有匹配的会话"
+    finding = (
+        f"与上一周期（{before['startTime'][:10]} 至 {before['endTime'][:10]}）相比：匹配会话 {total} → "
+        f"{documents} 条，{change}"
+    )
+    return {"start": before["startTime"], "end": before["endTime"], "documents": total, "finding": finding}
 
 
 class AnalysisWorker:
