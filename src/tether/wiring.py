@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tether.bus import InProcessBus
@@ -23,6 +22,7 @@ from tether.core.turn import Limits, TurnDeps
 from tether.models.planner import PlannerModel
 from tether.pack import Pack, load_packs
 from tether.settings import Settings
+from tether.store.audit import SqlAuditLog
 from tether.store.sql_store import SqlStore
 
 log = logging.getLogger("tether")
@@ -40,6 +40,7 @@ class Services:
     replayer: Replayer
     packs: list[Pack]
     deps: TurnDeps
+    audit: SqlAuditLog
     extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
 
@@ -65,6 +66,7 @@ class Services:
         if close is not None:
             await close()
         await self.store.close()
+        self.audit.close()
 
     async def _sweep(self) -> None:
         while True:
@@ -114,7 +116,8 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         model_retries=settings.model_retries,
         job_timeout_s=settings.job_timeout_s,
     )
-    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s)
+    audit = SqlAuditLog(settings.database_url)
+    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit)
     deps = TurnDeps(
         store,
         bus,
@@ -129,9 +132,5 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     router = SkillRouter(skill_registry, chat_model, use_model=use_model)
     runtime = Runtime(deps, router, store)
     return Services(
-        settings, store, bus, registry, skill_registry, chat_model, runtime, Replayer(deps, store), packs, deps
+        settings, store, bus, registry, skill_registry, chat_model, runtime, Replayer(deps, store), packs, deps, audit
     )
-
-
-def default_skill_dirs(pack_file: str) -> list[Path]:
-    return [Path(pack_file).parent / "skills"]

@@ -51,8 +51,12 @@ def _sqlite_pragmas(conn: sqlite3.Connection, synchronous: str) -> None:
     conn.execute(f"PRAGMA synchronous = {synchronous}")
 
 
-def create_read_engine(url: sa.URL) -> sa.Engine:
-    """A sync engine for reads and migrations, every transaction a consistent snapshot."""
+def create_read_engine(url: sa.URL, *, immediate: bool = False) -> sa.Engine:
+    """A sync engine for reads and migrations, every transaction a consistent snapshot.
+
+    ``immediate=True`` is for engines whose transactions read then write (outside the group
+    writer): on SQLite they take the write lock at BEGIN, so a concurrent writer makes them wait
+    (busy timeout) instead of failing when their read snapshot went stale."""
     if url.drivername == "sqlite":
         engine = sa.create_engine(url, connect_args={"timeout": 10.0})
 
@@ -63,7 +67,7 @@ def create_read_engine(url: sa.URL) -> sa.Engine:
 
         @event.listens_for(engine, "begin")
         def _begin(conn: sa.Connection) -> None:
-            conn.exec_driver_sql("BEGIN")
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine
     return sa.create_engine(url, isolation_level="REPEATABLE READ", pool_pre_ping=True)

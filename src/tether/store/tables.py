@@ -127,3 +127,22 @@ dsl_execution_log = sa.Table(
     sa.Index("ix_dsl_execution_log_dsl", "dsl_id", "created_at"),
     **_table_kw,
 )
+
+# Append-only, hash-chained record of tool calls that read or write business data.
+audit_log = sa.Table(
+    "audit_log",
+    metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("at", sa.Double, nullable=False),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    sa.Column("tenant", sa.String(NAME), nullable=False),
+    sa.Column("session_id", sa.String(ID), nullable=False),
+    sa.Column("tool_call_id", sa.String(NAME), nullable=False),
+    sa.Column("tool_id", sa.String(NAME), nullable=False),
+    sa.Column("args", Body, nullable=False),
+    sa.Column("outcome", sa.String(32), nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.Index("ix_audit_log_tenant_at", "tenant", "at"),
+    **_table_kw,
+)

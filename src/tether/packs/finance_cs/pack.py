@@ -31,8 +31,8 @@ def open_finance(public_url: str, settings: FinanceSettings | None = None) -> Fi
     url = normalize_url(settings.database_url)
     if url.get_backend_name() == "sqlite" and url.database:
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_read_engine(url)
-    return Finance(settings, CustomerSessionRepo(engine), FinanceState(engine), public_url)
+    reads, writes = create_read_engine(url), create_read_engine(url, immediate=True)
+    return Finance(settings, CustomerSessionRepo(reads), FinanceState(writes), public_url)
 
 
 def prepare(fin: Finance) -> int:
@@ -65,6 +65,7 @@ def pack(env: dict[str, Any]) -> Pack:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         fin.repo.engine.dispose()
+        fin.state.engine.dispose()
 
     from tether.packs.finance_cs.routes import build_router
 

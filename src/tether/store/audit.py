@@ -1,0 +1,77 @@
+"""The audit log: every call of a tool marked ``audited`` (it reads or writes business data) is
+appended as a row whose ``hash`` covers the row and the previous row's hash, so a changed or
+deleted row breaks the chain (``verify``). Rows are never updated or deleted by tether.
+
+Arguments are what the model sent; credentials never reach them (they live only in the
+``ToolContext``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from tether.core.tools import ToolContext
+from tether.store.database import create_read_engine, normalize_url
+from tether.store.tables import audit_log
+
+GENESIS = "0" * 64
+_FIELDS = ("at", "user_id", "tenant", "session_id", "tool_call_id", "tool_id", "args", "outcome")
+
+
+def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
+    body = json.dumps([prev_hash, *(row[f] for f in _FIELDS)], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+class SqlAuditLog:
+    """Appends are serialised (one at a time per process, each in its own transaction that reads
+    the chain's tail), so the chain stays linear."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = create_read_engine(normalize_url(url), immediate=True)
+        self._lock = asyncio.Lock()
+
+    async def record(self, ctx: ToolContext, tool_id: str, args: dict[str, Any], outcome: str) -> None:
+        row = {
+            "at": round(time.time(), 6),
+            "user_id": ctx.owner.user_id,
+            "tenant": ctx.owner.tenant,
+            "session_id": ctx.session_id,
+            "tool_call_id": ctx.tool_call_id,
+            "tool_id": tool_id,
+            "args": json.dumps(args, ensure_ascii=False, sort_keys=True, default=str),
+            "outcome": outcome,
+        }
+        async with self._lock:
+            await asyncio.to_thread(self._append, row)
+
+    def _append(self, row: dict[str, Any]) -> None:
+        with self.engine.begin() as conn:
+            tail = conn.execute(sa.select(audit_log.c.hash).order_by(audit_log.c.id.desc()).limit(1)).scalar()
+            prev = tail or GENESIS
+            conn.execute(audit_log.insert().values(**row, prev_hash=prev, hash=chain_hash(prev, row)))
+
+    def rows(self, tenant: str | None = None) -> list[dict[str, Any]]:
+        query = sa.select(audit_log).order_by(audit_log.c.id)
+        if tenant is not None:
+            query = query.where(audit_log.c.tenant == tenant)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def verify(self) -> int | None:
+        """The id of the first row that breaks the chain, or None when the whole log is intact."""
+        prev = GENESIS
+        for row in self.rows():
+            if row["prev_hash"] != prev or row["hash"] != chain_hash(prev, row):
+                return int(row["id"])
+            prev = row["hash"]
+        return None
+
+    def close(self) -> None:
+        self.engine.dispose()
