@@ -10,6 +10,7 @@ import os
 import socket
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -23,38 +24,42 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _fresh_postgres() -> Iterator[str]:
-    if not _port_open(5432):
-        pytest.skip("!!! PostgreSQL is not reachable on 127.0.0.1:5432 — PostgreSQL tests SKIPPED")
+# kind -> (admin URL, port, CREATE DATABASE suffix, DROP DATABASE suffix, URL query, quote)
+_SERVERS = {
+    "postgres": (PG_ADMIN, 5432, "", " WITH (FORCE)", "", '"'),
+    "mariadb": (MARIADB_ADMIN, 3306, " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci", "", "?charset=utf8mb4", "`"),
+}
+DB_KINDS = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("mariadb", marks=pytest.mark.mariadb),
+]
+
+
+def _fresh_server_database(kind: str) -> Iterator[str]:
+    admin_url, port, create, drop, query, q = _SERVERS[kind]
+    if not _port_open(port):
+        pytest.skip(f"!!! {kind} is not reachable on 127.0.0.1:{port} — {kind} tests SKIPPED")
     import sqlalchemy as sa
 
     name = f"tether_t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as c:
-        c.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        c.exec_driver_sql(f"CREATE DATABASE {q}{name}{q}{create}")
     try:
-        yield PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
+        yield admin_url.rsplit("/", 1)[0] + f"/{name}{query}"
     finally:
         with admin.connect() as c:
-            c.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            c.exec_driver_sql(f"DROP DATABASE IF EXISTS {q}{name}{q}{drop}")
         admin.dispose()
 
 
-def _fresh_mariadb() -> Iterator[str]:
-    if not _port_open(3306):
-        pytest.skip("!!! MariaDB is not reachable on 127.0.0.1:3306 — MariaDB tests SKIPPED")
-    import sqlalchemy as sa
-
-    name = f"tether_t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(MARIADB_ADMIN, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.exec_driver_sql(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
-    try:
-        yield MARIADB_ADMIN.rsplit("/", 1)[0] + f"/{name}?charset=utf8mb4"
-    finally:
-        with admin.connect() as c:
-            c.exec_driver_sql(f"DROP DATABASE IF EXISTS `{name}`")
-        admin.dispose()
+def fresh_database(kind: str, folder: Path) -> Iterator[str]:
+    """A fresh, empty database of ``kind`` (a SQLite file in ``folder``), dropped afterwards."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'tether.db'}"
+    else:
+        yield from _fresh_server_database(kind)
 
 
 @pytest.fixture
@@ -63,30 +68,19 @@ def sqlite_url(tmp_path) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def postgres_url() -> Iterator[str]:
-    yield from _fresh_postgres()
+def postgres_url(tmp_path: Path) -> Iterator[str]:
+    yield from fresh_database("postgres", tmp_path)
 
 
 @pytest.fixture
-def mariadb_url() -> Iterator[str]:
-    yield from _fresh_mariadb()
+def mariadb_url(tmp_path: Path) -> Iterator[str]:
+    yield from fresh_database("mariadb", tmp_path)
 
 
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param("postgres", marks=pytest.mark.postgres),
-        pytest.param("mariadb", marks=pytest.mark.mariadb),
-    ]
-)
+@pytest.fixture(params=DB_KINDS)
 def db_url(request, tmp_path) -> Iterator[str]:  # type: ignore[no-untyped-def]
     """A fresh, empty database of each supported kind: the same test runs on all three."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'tether.db'}"
-    elif request.param == "postgres":
-        yield from _fresh_postgres()
-    else:
-        yield from _fresh_mariadb()
+    yield from fresh_database(request.param, tmp_path)
 
 
 @pytest.fixture(autouse=True)

@@ -7,21 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import _fresh_mariadb, _fresh_postgres
+from tests.conftest import DB_KINDS, fresh_database
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        "sqlite",
-        pytest.param("postgres", marks=pytest.mark.postgres),
-        pytest.param("mariadb", marks=pytest.mark.mariadb),
-    ],
-)
+@pytest.fixture(scope="module", params=DB_KINDS)
 def db_url(request, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('core') / 'core.db'}"
-    elif request.param == "postgres":
-        yield from _fresh_postgres()
-    else:
-        yield from _fresh_mariadb()
+    yield from fresh_database(request.param, tmp_path_factory.mktemp("core"))

@@ -290,7 +290,6 @@ class Runtime:
             step.status, step.result, step.finished_at = "SUCCEEDED", result, time.time()
         s.pending_interaction = None
         if s.waiting_job_ids:
-            s.transition(Status.RUNNING)
             s.transition(Status.WAITING_ASYNC_CALLBACK)
             turn = self._turn(s, resumed=True)
             await turn.commit()

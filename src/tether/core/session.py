@@ -34,8 +34,9 @@ _TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.SUCCEEDED: frozenset({Status.RUNNING}),
     Status.FAILED: frozenset({Status.RUNNING}),
     Status.WAITING_ASYNC_CALLBACK: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
-    Status.WAITING_USER_INPUT: frozenset({Status.RUNNING, Status.CANCELLED}),
-    Status.WAITING_CONFIRMATION: frozenset({Status.RUNNING, Status.CANCELLED}),
+    # answered while async jobs of the same message are still out: back to waiting for them
+    Status.WAITING_USER_INPUT: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
+    Status.WAITING_CONFIRMATION: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
     Status.CANCELLED: frozenset(),
 }
 
