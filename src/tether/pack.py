@@ -1,7 +1,21 @@
-"""Packs: plug-ins that contribute tools, skills, planner extractors, start-up work and routes.
+"""The pack surface: everything a pack may use of tether, and how packs are loaded.
 
 A pack is a module (dotted name) or a folder holding ``pack.py`` with ``def pack(env) -> Pack``.
-The core knows no pack by name; settings list which to load.
+It contributes tools, skills, planner extractors, HTTP routes, identity providers, start-up and
+shutdown work, and its own database. **A pack imports nothing of tether's but this module** (a
+test holds every shipped pack to that), so the core can change behind it. The core knows no pack
+by name; settings list which to load (``TETHER_PACKS``).
+
+What is here:
+
+- the pack object ``Pack`` and its environment ``PackEnv`` (tether's settings, the public URL);
+- tools: ``tool``, ``Tool``, ``ToolContext`` and the result kinds ``Table``, ``Handle``,
+  ``AsyncJobStarted``, ``Interaction``, ``ErrorResult``; declarative ``http_tool``;
+- the offline planner's hooks: ``Extractor``, ``PlannerQuestion``, ``render``;
+- identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes;
+- errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``ConfigError``;
+- a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``;
+- the SQL sandbox: ``guard``, ``Policy``, ``GuardedQuery``, ``SqlRejected``, ``ReadOnlyExecutor``.
 """
 
 from __future__ import annotations
@@ -14,22 +28,97 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.core.tools import Tool
-from tether.errors import ConfigError
-from tether.http_tools import LocalHandler
-from tether.models.planner import Extractor
+from pydantic_settings import BaseSettings as PackSettings
+
+from tether.app.auth import IdentityDep
+from tether.core.session import Identity, Owner
+from tether.core.tools import (
+    AsyncJobStarted,
+    ErrorResult,
+    Handle,
+    Interaction,
+    Table,
+    Tool,
+    ToolContext,
+    tool,
+)
+from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolError, Unauthorized
+from tether.http_tools import LocalHandler, http_tool
+from tether.identity import IdentityProvider
+from tether.models.planner import Extractor, PlannerQuestion, render
+from tether.sqlguard import GuardedQuery, Policy, SqlRejected, guard
+from tether.sqlguard.executor import QueryFailed, ReadOnlyExecutor
+from tether.store.database import create_read_engine, normalize_url
+
+__all__ = [
+    "AsyncJobStarted",
+    "ConfigError",
+    "Conflict",
+    "ErrorResult",
+    "Extractor",
+    "GuardedQuery",
+    "Handle",
+    "Identity",
+    "IdentityDep",
+    "IdentityProvider",
+    "Interaction",
+    "InvalidInput",
+    "LocalHandler",
+    "NotFound",
+    "Owner",
+    "Pack",
+    "PackEnv",
+    "PackSettings",
+    "PlannerQuestion",
+    "Policy",
+    "QueryFailed",
+    "ReadOnlyExecutor",
+    "SqlRejected",
+    "Table",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "Unauthorized",
+    "create_read_engine",
+    "guard",
+    "http_tool",
+    "load_packs",
+    "normalize_url",
+    "render",
+    "tool",
+]
+
+
+@dataclass(frozen=True)
+class PackEnv:
+    """What a pack is given when it is built: tether's settings and where tether is reachable."""
+
+    settings: Any
+    public_url: str
+
+    def __getitem__(self, key: str) -> Any:  # packs written against the earlier dict env
+        return getattr(self, key)
+
+
+Hook = Callable[[Any], Awaitable[None]]
 
 
 @dataclass
 class Pack:
+    """What a pack contributes. ``startup`` / ``shutdown`` receive tether's services; ``routers``
+    are FastAPI routers mounted by the app, ``apps`` ASGI apps mounted at a path prefix."""
+
     name: str
     tools: list[Tool] = field(default_factory=list)
     skill_dirs: list[Path] = field(default_factory=list)
     extractors: list[Extractor] = field(default_factory=list)
     local_handlers: dict[str, LocalHandler] = field(default_factory=dict)
-    startup: Callable[[Any], Awaitable[None]] | None = None
-    shutdown: Callable[[Any], Awaitable[None]] | None = None
-    routers: list[Any] = field(default_factory=list)  # FastAPI routers, mounted by the app
+    startup: Hook | None = None
+    shutdown: Hook | None = None
+    routers: list[Any] = field(default_factory=list)
+    apps: dict[str, Any] = field(default_factory=dict)  # path prefix -> ASGI app
+    identity_providers: list[IdentityProvider] = field(default_factory=list)
+    prompt_sections: list[Callable[[], str]] = field(default_factory=list)  # extra system-prompt text
 
 
 def _module(ref: str) -> Any:
@@ -49,7 +138,7 @@ def _module(ref: str) -> Any:
         raise ConfigError(f"pack {ref!r} is neither a folder with pack.py nor an importable module: {exc}") from None
 
 
-def load_packs(refs: list[str], env: Any) -> list[Pack]:
+def load_packs(refs: list[str], env: PackEnv) -> list[Pack]:
     packs = []
     for ref in refs:
         factory = getattr(_module(ref), "pack", None)

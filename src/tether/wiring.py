@@ -20,7 +20,7 @@ from tether.core.skills import SkillRegistry, SkillRouter, load_skills
 from tether.core.tools import ToolRegistry
 from tether.core.turn import Limits, TurnDeps
 from tether.models.planner import PlannerModel
-from tether.pack import Pack, load_packs
+from tether.pack import Pack, PackEnv, load_packs
 from tether.settings import Settings
 from tether.store.audit import SqlAuditLog
 from tether.store.sql_store import SqlStore
@@ -99,8 +99,8 @@ def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
 def build_services(settings: Settings, *, model: ChatModel | None = None, packs: list[Pack] | None = None) -> Services:
     store = SqlStore(settings.database_url, lease_seconds=settings.lease_s)
     bus = InProcessBus()
-    services_env = {"settings": settings}
-    packs = packs if packs is not None else load_packs(settings.pack_refs, services_env)
+    env = PackEnv(settings, settings.public_url.rstrip("/"))
+    packs = packs if packs is not None else load_packs(settings.pack_refs, env)
     skills, issues = load_skills([d for p in packs for d in p.skill_dirs])
     skill_registry = SkillRegistry(skills, issues)
     for issue in issues:
@@ -126,6 +126,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         pipeline,
         limits,
         callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
+        prompt_sections=[section for p in packs for section in p.prompt_sections],
     )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")

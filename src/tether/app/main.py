@@ -11,9 +11,10 @@ from fastapi.responses import JSONResponse
 
 from tether import __version__
 from tether.app import errors
-from tether.app.deps import DevTokenProvider, IdentityDep, ServicesDep
+from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.routes import dsl, events, runtime, sessions, tools
 from tether.core.ports import ChatModel
+from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
 from tether.pack import Pack
 from tether.settings import Settings, create_settings
 from tether.wiring import build_services
@@ -55,7 +56,8 @@ def create_app(
         description="A governed agent backend for business systems.",
     )
     app.state.services = services
-    app.state.identity = DevTokenProvider(settings.dev_tokens)
+    providers: list[IdentityProvider] = [DevTokenProvider(settings.dev_tokens)]
+    app.state.identity = ProviderChain(providers + [p for pack in services.packs for p in pack.identity_providers])
     errors.install(app)
     app.add_middleware(RejectNulInPath)
     for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router):
@@ -63,6 +65,8 @@ def create_app(
     for pack in services.packs:
         for r in pack.routers:
             app.include_router(r)
+        for prefix, sub_app in pack.apps.items():
+            app.mount(prefix, sub_app)
 
     @app.get("/api/health", tags=["meta"])
     async def health() -> dict[str, Any]:

@@ -25,7 +25,9 @@ def public_context(global_context: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in global_context.items() if k not in SECRET_KEYS and not k.startswith("_")}
 
 
-def system_prompt(session: AgentSession, registry: SkillRegistry, tools: list[Tool]) -> str:
+def system_prompt(
+    session: AgentSession, registry: SkillRegistry, tools: list[Tool], sections: list[str] | None = None
+) -> str:
     selected = [s for s in (registry.get(i) for i in session.selected_skill_ids) if s is not None]
     others = [s for s in registry.skills if s.name not in session.selected_skill_ids]
     meta = {
@@ -33,7 +35,7 @@ def system_prompt(session: AgentSession, registry: SkillRegistry, tools: list[To
         "tenant": session.owner.tenant,
         "context": public_context(session.global_context),
     }
-    parts = [BASE_RULES, "## Runtime\n" + json.dumps(meta, ensure_ascii=False, sort_keys=True)]
+    parts = [BASE_RULES, "## Runtime\n" + json.dumps(meta, ensure_ascii=False, sort_keys=True), *(sections or [])]
     for s in selected:
         parts.append(f"## Skill: {s.name}\n{s.body}")
     if others:

@@ -16,7 +16,7 @@ from tether.core.dsl import bind_params, check_schemas, render_args
 from tether.core.events import EventType
 from tether.core.messages import ToolCall, tool_message
 from tether.core.ports import Commit, DslStore
-from tether.core.session import AgentSession, Owner, Status, new_id
+from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
 from tether.core.turn import Turn, TurnDeps
 from tether.errors import TetherError
 
@@ -28,7 +28,9 @@ class Replayer:
         self.deps = deps
         self.dsl_store = dsl_store
 
-    async def execute(self, dsl_id: str, owner: Owner, overrides: dict[str, Any]) -> dict[str, Any]:
+    async def execute(self, dsl_id: str, who: Owner | Identity, overrides: dict[str, Any]) -> dict[str, Any]:
+        """Replay as ``who``: grants are checked again, as the replaying caller, at every step."""
+        owner, identity = split_caller(who)
         dsl = await self.dsl_store.get_dsl(dsl_id, owner)
         registry = self.deps.pipeline.registry
         check_schemas(dsl, registry)
@@ -37,7 +39,7 @@ class Replayer:
         s.transcript.append(
             {"role": "user", "content": f"replay {dsl_id} with {json.dumps(params, ensure_ascii=False)}"}
         )
-        turn = Turn(s, self.deps, new_id("turn"), resumed=False)
+        turn = Turn(s, self.deps, new_id("turn"), resumed=False, identity=identity)
         turn.emit(EventType.SESSION_STARTED, {"replayOf": dsl_id, "params": params})
         await self.deps.store.create(Commit(s, turn.pending))
         turn.pending = []

@@ -21,7 +21,7 @@ from tether.core.loop import run_turn
 from tether.core.messages import tool_message
 from tether.core.pipeline import frame, summarise
 from tether.core.ports import AsyncJob, Commit, DslStore, SessionStore
-from tether.core.session import AgentSession, Owner, Status, Step, new_id
+from tether.core.session import AgentSession, Identity, Owner, Status, Step, new_id, split_caller
 from tether.core.skills import SkillRouter
 from tether.core.turn import Turn, TurnDeps, hash_token
 from tether.errors import Conflict, InvalidInput, NotFound, Unauthorized
@@ -57,17 +57,19 @@ class Runtime:
     # ---- entry points ---------------------------------------------------------------------------
 
     async def start_session(
-        self, owner: Owner, message: str, global_context: dict[str, Any], wait: bool = True
+        self, who: Owner | Identity, message: str, global_context: dict[str, Any], wait: bool = True
     ) -> AgentSession:
         """Create a session and run its first turn; with ``wait=False`` the turn runs in the
-        background and the RUNNING session returns at once (follow it on the event stream)."""
+        background and the RUNNING session returns at once (follow it on the event stream).
+        ``who`` is the owner, or the caller's identity when tools need its grants or credential."""
         check_message(message)
+        owner, identity = split_caller(who)
         s = AgentSession.new(owner, message, global_context)
         selection = await self.router.select(message, s.global_context)
         s.selected_skill_ids = selection.skill_ids
         s.transcript.append({"role": "system", "content": ""})
         s.transcript.append({"role": "user", "content": message})
-        turn = self._turn(s, resumed=False)
+        turn = self._turn(s, resumed=False, identity=identity)
         turn.emit(EventType.SESSION_STARTED, {"query": message, "title": s.title})
         turn.emit(EventType.SKILLS_SELECTED, selection.to_event())
         turn.open()  # TURN_STARTED lands with the session's creation: one commit fewer
@@ -80,10 +82,13 @@ class Runtime:
             return s
         return await self._drive_locked(turn)
 
-    async def post_message(self, session_id: str, owner: Owner, message: str, wait: bool = True) -> AgentSession:
+    async def post_message(
+        self, session_id: str, who: Owner | Identity, message: str, wait: bool = True
+    ) -> AgentSession:
         """Continue a session with a user message (answering a pending question if there is one);
         with ``wait=False`` the turn runs in the background."""
         check_message(message)
+        owner, identity = split_caller(who)
         lock = await self._claim(session_id)
         try:
             s = await self.store.load(session_id, owner)
@@ -95,17 +100,19 @@ class Runtime:
             lock.release()
             raise
         if not wait:
-            self.spawn(self._post(lock, s, message))
+            self.spawn(self._post(lock, s, message, identity))
             return s
-        return await self._post(lock, s, message)
+        return await self._post(lock, s, message, identity)
 
-    async def _post(self, lock: asyncio.Lock, s: AgentSession, message: str) -> AgentSession:
+    async def _post(self, lock: asyncio.Lock, s: AgentSession, message: str, identity: Identity | None) -> AgentSession:
         try:
-            if s.status is Status.WAITING_USER_INPUT and s.pending_interaction:
-                return await self._answer(s, s.pending_interaction["interactionId"], {"answer": message})
+            pending = s.pending_interaction
+            if s.status is Status.WAITING_USER_INPUT and pending and pending["kind"] != "login":
+                return await self._answer(s, pending["interactionId"], {"answer": message}, identity)
+            s.pending_interaction = None  # a lapsed login: the message is a new request, with the new token
             s.transition(Status.RUNNING)
             s.append({"role": "user", "content": message})
-            turn = self._turn(s, resumed=False)
+            turn = self._turn(s, resumed=False, identity=identity)
             selection = await self.router.select(message, s.global_context)
             added = [i for i in selection.skill_ids if i not in s.selected_skill_ids]
             s.selected_skill_ids = s.selected_skill_ids + added  # a follow-up keeps what was chosen
@@ -118,27 +125,29 @@ class Runtime:
         finally:
             lock.release()
 
-    async def resume(self, session_id: str, owner: Owner) -> AgentSession:
+    async def resume(self, session_id: str, who: Owner | Identity) -> AgentSession:
+        owner, identity = split_caller(who)
         lock = await self._claim(session_id)
         try:
             s = await self.store.load(session_id, owner)
             await self._apply_jobs(s)
             if s.status is Status.RUNNING and s.session_id in await self.store.expired_running():
-                return await self._recover(s)
+                return await self._recover(s, identity)
             if s.status is not Status.WAITING_ASYNC_CALLBACK or s.waiting_job_ids:
                 raise Conflict(_busy(s))
-            return await self._continue(s)  # every job is in: continue the turn
+            return await self._continue(s, identity)  # every job is in: continue the turn
         finally:
             lock.release()
 
     async def complete_interaction(
-        self, session_id: str, owner: Owner | None, interaction_id: str, result: dict[str, Any]
+        self, session_id: str, who: Owner | Identity | None, interaction_id: str, result: dict[str, Any]
     ) -> AgentSession:
         """Answer a question / form, or deliver a confirmed proposal's outcome, and resume."""
+        owner, identity = split_caller(who) if who is not None else (None, None)
         lock = await self._claim(session_id)
         try:
             s = await self.store.load(session_id, owner)
-            return await self._answer(s, interaction_id, result)
+            return await self._answer(s, interaction_id, result, identity)
         finally:
             lock.release()
 
@@ -213,9 +222,9 @@ class Runtime:
         await lock.acquire()  # an unlocked, uncontended Lock is taken without yielding
         return lock
 
-    def _turn(self, s: AgentSession, resumed: bool) -> Turn:
+    def _turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None) -> Turn:
         turn_id = s.current_turn_id if resumed and s.current_turn_id else new_id("turn")
-        return Turn(s, self.deps, turn_id, resumed)
+        return Turn(s, self.deps, turn_id, resumed, identity)
 
     async def _drive_locked(self, turn: Turn) -> AgentSession:
         async with self._lock(turn.session.session_id):
@@ -238,9 +247,9 @@ class Runtime:
             await asyncio.sleep(interval)
             await self.store.renew_lease(s.session_id, s.version)
 
-    async def _continue(self, s: AgentSession) -> AgentSession:
+    async def _continue(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
         s.transition(Status.RUNNING)
-        turn = self._turn(s, resumed=True)
+        turn = self._turn(s, resumed=True, identity=identity)
         return await self._drive(turn)
 
     async def _apply_jobs(self, s: AgentSession) -> bool:
@@ -275,7 +284,9 @@ class Runtime:
         else:
             turn.emit(EventType.TOOL_EXECUTION_FAILED, {**base, "error": data["error"]})
 
-    async def _answer(self, s: AgentSession, interaction_id: str, result: dict[str, Any]) -> AgentSession:
+    async def _answer(
+        self, s: AgentSession, interaction_id: str, result: dict[str, Any], identity: Identity | None = None
+    ) -> AgentSession:
         pending = s.pending_interaction
         if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
             raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
@@ -294,7 +305,7 @@ class Runtime:
             turn = self._turn(s, resumed=True)
             await turn.commit()
             return s
-        return await self._continue(s)
+        return await self._continue(s, identity)
 
     async def _recover_locked(self, session_id: str) -> None:
         async with self._lock(session_id):
@@ -302,9 +313,9 @@ class Runtime:
             if s.status is Status.RUNNING:
                 await self._recover(s)
 
-    async def _recover(self, s: AgentSession) -> AgentSession:
+    async def _recover(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
         """Give every call cut off mid-flight an error result, then wait or continue."""
-        turn = self._turn(s, resumed=True)
+        turn = self._turn(s, resumed=True, identity=identity)
         for call, started in _unanswered_calls(s):
             reason = INTERRUPTED if started else NOT_STARTED
             name = call["function"]["name"]
@@ -329,7 +340,7 @@ class Runtime:
             turn.emit(EventType.WAITING_ASYNC_CALLBACK, {"externalJobIds": list(s.waiting_job_ids)})
             await turn.commit()
             return s
-        return await self._drive(self._turn(s, resumed=True))
+        return await self._drive(self._turn(s, resumed=True, identity=identity))
 
     async def _compile(self, s: AgentSession, turn_id: str) -> str | None:
         dsl = compile_dsl(s, turn_id, self.deps.pipeline.registry)

@@ -53,6 +53,24 @@ class Owner:
     tenant: str
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Who is calling: the owner, the granted ids and — where the business system's token is the
+    bearer token (the ERP) — that credential, held for this request and its tool calls only.
+    ``credential`` is never stored, logged or shown (excluded from ``repr``)."""
+
+    owner: Owner
+    grants: frozenset[str] = frozenset()
+    credential: str | None = field(default=None, repr=False, compare=False)
+    provider: str = "dev"
+    profile: dict[str, Any] = field(default_factory=dict, compare=False)  # display data, no secrets
+
+
+def split_caller(who: Owner | Identity) -> tuple[Owner, Identity | None]:
+    """A plain owner (tests, the Python API) runs with the runtime's default grants and credential."""
+    return (who.owner, who) if isinstance(who, Identity) else (who, None)
+
+
 @dataclass(slots=True)
 class Step:
     """One executed tool call (seed: AgentExecutedStep). Successful steps feed the DSL compiler."""

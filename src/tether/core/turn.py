@@ -21,7 +21,7 @@ from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_messag
 from tether.core.pipeline import Outcome, ToolPipeline, frame
 from tether.core.ports import AsyncJob, ChatModel, Commit, EventBus, SessionStore
 from tether.core.prompt import system_prompt
-from tether.core.session import AgentSession, Status
+from tether.core.session import AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
 from tether.core.tools import JobTicket, ToolContext
 from tether.errors import ModelError
@@ -51,6 +51,7 @@ class TurnDeps:
     credential: str | None = None
     services: dict[str, Any] | None = None
     on_final: Callable[[AgentSession, str], Awaitable[str | None]] | None = None  # compile DSL
+    prompt_sections: list[Callable[[], str]] | None = None  # packs' extra system-prompt text
 
 
 INTERACTION_EVENTS = {
@@ -65,8 +66,13 @@ def hash_token(token: str) -> str:
 
 
 class Turn:
-    def __init__(self, session: AgentSession, deps: TurnDeps, turn_id: str, resumed: bool) -> None:
+    def __init__(
+        self, session: AgentSession, deps: TurnDeps, turn_id: str, resumed: bool, identity: Identity | None = None
+    ) -> None:
         self.session = session
+        # the caller's grants and credential for this turn only; a background resume has none
+        self.grants = identity.grants if identity is not None else deps.grants
+        self.credential = identity.credential if identity is not None else deps.credential
         self.deps = deps
         self.limits = deps.limits
         self.turn_id = turn_id
@@ -115,7 +121,8 @@ class Turn:
         self.allowed = skills.allowed_tools(self.session.selected_skill_ids) | {"load_skill"}
         registry = self.deps.pipeline.registry
         tools = [t for n in registry.names() if n in self.allowed and (t := registry.get(n)) is not None]
-        prompt = {"role": "system", "content": system_prompt(self.session, skills, tools)}
+        sections = [section() for section in self.deps.prompt_sections or []]
+        prompt = {"role": "system", "content": system_prompt(self.session, skills, tools, sections)}
         if not self.session.transcript or self.session.transcript[0].get("role") != "system":
             self.session.transcript.insert(0, prompt)
         elif self.session.transcript[0] != prompt:
@@ -245,8 +252,8 @@ class Turn:
             self.turn_id,
             call.id,
             s.global_context,
-            self.deps.grants,
-            self.deps.credential,
+            self.grants,
+            self.credential,
             issue_job,
             self.deps.services or {},
         )

@@ -24,7 +24,7 @@ async def execute_dsl(
     who: IdentityDep,
     overrides: dict[str, Any] = Body(default_factory=dict, examples=[{"top_n": 20}]),
 ) -> dict[str, Any]:
-    return await services.replayer.execute(dsl_id, who.owner, overrides)
+    return await services.replayer.execute(dsl_id, who, overrides)
 
 
 @router.get("/{dsl_id}/executions", summary="The DSL's execution log")

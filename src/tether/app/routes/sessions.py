@@ -23,7 +23,7 @@ async def create_session(
     hidden = [k for k in body.globalContext if k.startswith("_")]
     if hidden:
         raise InvalidInput(f"globalContext keys may not start with '_': {', '.join(hidden)}", field="globalContext")
-    s = await services.runtime.start_session(who.owner, body.message, body.globalContext, wait=wait)
+    s = await services.runtime.start_session(who, body.message, body.globalContext, wait=wait)
     return session_view(s)
 
 
@@ -51,12 +51,12 @@ async def post_message(
     who: IdentityDep,
     wait: bool = Query(True, description="false: return at once and follow the turn on /events"),
 ) -> dict[str, Any]:
-    return session_view(await services.runtime.post_message(session_id, who.owner, body.message, wait=wait))
+    return session_view(await services.runtime.post_message(session_id, who, body.message, wait=wait))
 
 
 @router.post("/{session_id}/resume", summary="Resume a session whose async jobs are done or whose runner died")
 async def resume(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    return session_view(await services.runtime.resume(session_id, who.owner))
+    return session_view(await services.runtime.resume(session_id, who))
 
 
 @router.post("/{session_id}/interactions/{interaction_id}", summary="Answer a pending question or form")
@@ -68,7 +68,7 @@ async def answer(
     if pending.get("kind") == "proposal":
         raise InvalidInput("a write proposal is confirmed or cancelled through /api/ops, not answered here")
     result = {"values": body.values} if body.values is not None else {"answer": body.answer}
-    return session_view(await services.runtime.complete_interaction(session_id, who.owner, interaction_id, result))
+    return session_view(await services.runtime.complete_interaction(session_id, who, interaction_id, result))
 
 
 @router.get("/{session_id}/runtime", summary="The persisted session and its event history")

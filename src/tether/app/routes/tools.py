@@ -28,6 +28,6 @@ async def run_tool(
     if tool.is_async:
         raise NotFound(f"/tools/{tool_path} is an async tool; call it inside a session")
     call = ToolCall(new_id("call"), name, json.dumps(args, ensure_ascii=False))
-    ctx = ToolContext(who.owner, "", "direct", call.id, {}, who.grants)
+    ctx = ToolContext(who.owner, "", "direct", call.id, {}, who.grants, who.credential)
     outcome = await services.deps.pipeline.run(call, frozenset({name}), ctx, lambda *_: None)
     return {"toolId": name, "kind": outcome.kind, "data": outcome.data}
