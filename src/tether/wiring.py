@@ -126,7 +126,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         pipeline,
         limits,
         callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
-        prompt_sections=[section for p in packs for section in p.prompt_sections],
+        prompt_sections=[(p.audience, section) for p in packs for section in p.prompt_sections],
     )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")

@@ -51,13 +51,15 @@ class TurnDeps:
     credential: str | None = None
     services: dict[str, Any] | None = None
     on_final: Callable[[AgentSession, str], Awaitable[str | None]] | None = None  # compile DSL
-    prompt_sections: list[Callable[[], str]] | None = None  # packs' extra system-prompt text
+    # packs' extra system-prompt text, each for the sessions of the listed identity providers (empty: all)
+    prompt_sections: list[tuple[tuple[str, ...], Callable[[], str]]] | None = None
 
 
 INTERACTION_EVENTS = {
     "question": EventType.QUESTION,
     "form": EventType.FORM_COLLECT,
     "proposal": EventType.WRITE_PROPOSAL,
+    "login": EventType.LOGIN_EXPIRED,  # the business system refused the user's token: they must log in again
 }
 
 
@@ -121,7 +123,8 @@ class Turn:
         self.allowed = skills.allowed_tools(self.session.selected_skill_ids) | {"load_skill"}
         registry = self.deps.pipeline.registry
         tools = [t for n in registry.names() if n in self.allowed and (t := registry.get(n)) is not None]
-        sections = [section() for section in self.deps.prompt_sections or []]
+        provider = self.session.global_context.get("_provider")
+        sections = [fn() for audience, fn in self.deps.prompt_sections or [] if not audience or provider in audience]
         prompt = {"role": "system", "content": system_prompt(self.session, skills, tools, sections)}
         if not self.session.transcript or self.session.transcript[0].get("role") != "system":
             self.session.transcript.insert(0, prompt)
