@@ -82,8 +82,10 @@ def parse_skill(path: Path) -> Skill:
     if len(description) > MAX_DESCRIPTION:
         raise ValueError(f"'description' is {len(description)} chars; the limit is {MAX_DESCRIPTION}")
     plan = meta.get("plan") or []
-    if not isinstance(plan, list) or not all(isinstance(s, dict) and isinstance(s.get("tool"), str) for s in plan):
-        raise ValueError("'plan' must be a list of {tool: name, args: {...}} steps")
+    if not isinstance(plan, list) or not all(
+        isinstance(s, dict) and (isinstance(s.get("tool"), str) or isinstance(s.get("steps"), str)) for s in plan
+    ):
+        raise ValueError("'plan' must be a list of {tool: name, args: {...}} steps (or {steps: '${extract.x}'})")
     answer = meta.get("answer")
     order = meta.get("plan-order", 50)
     if not isinstance(order, int):
