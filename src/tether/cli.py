@@ -201,6 +201,52 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_erp_serve(args: argparse.Namespace) -> int:
+    """The demo ERP as its own process, mounted under /erp like inside ``tether serve``."""
+    from contextlib import asynccontextmanager
+
+    import anyio
+    import uvicorn
+    from fastapi import FastAPI
+
+    from tether.erp_demo import ErpDemo, ErpSettings
+
+    erp = ErpDemo(ErpSettings())
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> Any:
+        counts = await anyio.to_thread.run_sync(erp.prepare)
+        if counts:
+            print(f"seeded the demo ERP: {sum(counts.values())} rows", flush=True)
+        yield
+        erp.close()
+
+    app = FastAPI(title="tether demo ERP", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/erp", erp.asgi)
+    where = erp.settings.database_url.split("@")[-1]
+    print(f"demo ERP at http://{args.host}:{args.port}/erp (database {where})", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=os.environ.get("TETHER_LOG_LEVEL", "info").lower())
+    return 0
+
+
+def cmd_erp_seed(_args: argparse.Namespace) -> int:
+    from tether.erp_demo import ErpDemo, ErpSettings
+
+    erp = ErpDemo(ErpSettings())
+    try:
+        counts = erp.prepare()
+    finally:
+        erp.close()
+    where = erp.settings.database_url.split("@")[-1]
+    if not counts:
+        print(f"the demo ERP at {where} is ready (already seeded, or TETHER_ERP_SEED=off)")
+        return 0
+    for table, n in counts.items():
+        print(f"  {table:<22} {n:>6}")
+    print(f"seeded the demo ERP at {where}: {sum(counts.values())} rows")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from tether.demo import run_demo
 
@@ -246,6 +292,14 @@ def parser() -> argparse.ArgumentParser:
     seed.set_defaults(fn=cmd_finance_seed)
     worker = sub.add_parser("worker", help="run the finance analysis worker in this process")
     worker.set_defaults(fn=cmd_worker)
+    erp = sub.add_parser("erp", help="the demo ERP (TETHER_ERP_DATABASE_URL)")
+    esub = erp.add_subparsers(dest="action", required=True)
+    erp_serve = esub.add_parser("serve", help="run the demo ERP alone, under /erp")
+    erp_serve.add_argument("--host", default="127.0.0.1")
+    erp_serve.add_argument("--port", type=int, default=8697)
+    erp_serve.set_defaults(fn=cmd_erp_serve)
+    erp_seed = esub.add_parser("seed", help="create the ERP's tables and views and seed the demo company")
+    erp_seed.set_defaults(fn=cmd_erp_seed)
     db = sub.add_parser("db", help="database commands")
     db.add_argument("action", choices=["upgrade"])
     db.set_defaults(fn=cmd_db)
