@@ -19,8 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tether.erp_demo import meta, reads, views
-from tether.erp_demo.errors import BadRequest, ErpError
+from tether.erp_demo import meta, reads, views, writes
+from tether.erp_demo.errors import BadRequest, ErpError, Invalid
 from tether.erp_demo.generator import generate, insert
 from tether.erp_demo.schema import erp_user, metadata
 from tether.erp_demo.settings import ErpSettings
@@ -89,6 +89,11 @@ def _install_errors(app: FastAPI) -> None:
         }
         return JSONResponse(body, status_code=422)
 
+    @app.exception_handler(Exception)
+    def unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("demo ERP: unexpected error", exc_info=exc)
+        return _error(500, f"the ERP failed ({type(exc).__name__}); nothing was written")
+
     @app.exception_handler(StarletteHTTPException)
     def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         msg = "no such endpoint" if exc.status_code == 404 else str(exc.detail)
@@ -147,9 +152,36 @@ def build_app(erp: ErpDemo) -> FastAPI:
         with erp.tx() as conn:
             return {"code": 1, **reads.read_record(conn, who, form_id, record_id)}
 
+    _write_routes(app, erp, user)
     for extend in EXTENSIONS:
         extend(app, erp, user)
     return app
+
+
+def _write_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User]) -> None:
+    @app.post("/addUpdateDelBusinessData")
+    def post_write(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+        who = user(request)
+        with erp.tx() as conn:
+            return writes.handle(conn, who, body).body()
+
+    def _examine(request: Request, body: dict[str, Any], undo: bool) -> dict[str, Any]:
+        who = user(request)
+        form = reads.form_of(body.get("sFormId"))
+        record_id = body.get("sId")
+        if not isinstance(record_id, str) or not record_id:
+            raise Invalid({"sId": "the id of the bill is required"})
+        with erp.tx() as conn:
+            done = writes.examine(conn, who, form, record_id, body.get("version"), undo=undo)
+        return {**done.body(), "status": "draft" if undo else "examined"}
+
+    @app.post("/doExamine")
+    def post_examine(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+        return _examine(request, body, undo=False)
+
+    @app.post("/doUnExamine")
+    def post_unexamine(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+        return _examine(request, body, undo=True)
 
 
 # further route groups (writes, staging, pages) register here: fn(app, erp, user_dependency)
