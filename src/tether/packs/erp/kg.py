@@ -20,7 +20,7 @@ TTL_S = 300.0
 
 
 def _form_columns(row: dict[str, Any]) -> list[str]:
-    return [c for c in row if c == "form_id" or c.endswith("form_id")]
+    return [c for c in row if c == "form_id" or c.endswith("form_id") or c == "ref_form"]
 
 
 class KnowledgeGraph:
