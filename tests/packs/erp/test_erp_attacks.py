@@ -173,6 +173,37 @@ def test_a_dsl_replay_checks_grants_again_as_the_replaying_user(erp_server: ErpS
     assert "M0007" not in json.dumps(again["steps"][0]["output"], ensure_ascii=False)
 
 
+def test_query_data_caches_per_brand_revalidates_and_records_errors(erp_server: ErpServer) -> None:
+    question = "今年每个客户的订单数"
+    sql = "SELECT customer_name, COUNT(*) AS n FROM viw_sales_order GROUP BY customer_name"
+    with erp_server.login("admin") as admin:
+        first = erp_server.tool(admin, "query_data", {"question": question, "sql": sql})
+        assert first["kind"] == "value" and first["data"]["cached"] is False
+        hit = erp_server.tool(admin, "query_data", {"question": f"  {question}？"})  # normalised: same question
+        assert hit["data"]["cached"] is True and hit["data"]["rows"] == first["data"]["rows"]
+        bad = erp_server.tool(admin, "query_data", {"question": "坏查询", "sql": "SELECT no_such_column FROM viw_customer"})
+        again = erp_server.tool(admin, "query_data", {"question": "坏查询", "sql": "SELECT still_wrong FROM viw_customer"})
+        assert bad["data"]["retryable"] is True and again["data"]["retryable"] is False
+    with erp_server.login("sales01") as sales:  # same brand, no sales-order... it has 2002: allowed
+        shared = erp_server.tool(sales, "query_data", {"question": question})
+        assert shared["data"]["cached"] is True
+    with erp_server.login("fin01") as fin:  # same brand, not granted 2002: the cached SQL is refused for them
+        refused = erp_server.tool(fin, "query_data", {"question": question})
+        assert refused["kind"] == "error" and "viw_sales_order" in refused["data"]["error"]
+    with erp_server.login("b2admin") as b2:  # another brand has its own cache
+        miss = erp_server.tool(b2, "query_data", {"question": question})
+        assert miss["kind"] == "error" and "no validated SQL is cached" in miss["data"]["error"]
+    db = sqlite3.connect(erp_server.workdir / "var" / "tether.db")
+    try:
+        errors = db.execute("SELECT question, sql_text, error FROM erp_sql_error WHERE question = '坏查询'").fetchall()
+        audit = [json.loads(a) for (a,) in db.execute("SELECT args FROM audit_log WHERE tool_id = 'query_data'")]
+    finally:
+        db.close()
+    assert len(errors) == 2 and "no_such_column" in errors[0][1]
+    ran = [a["_audit"] for a in audit if a.get("question") == question and "rows" in a.get("_audit", {})]
+    assert ran and "brands_id" in ran[0]["sql"] and ran[0]["rows"] > 0  # who/question/SQL as run/row count
+
+
 def test_no_token_reaches_the_databases_or_the_log(erp_server: ErpServer) -> None:
     """Runs last in this module: every token handed out above is searched for in every file."""
     assert erp_server.tokens
