@@ -36,6 +36,7 @@ class Limits:
     model_retries: int = 2
     model_backoff_s: float = 0.5
     job_timeout_s: float = 1800.0
+    context_tokens: int = 24000  # what one model request may carry, as core/memory.py estimates it
 
 
 @dataclass
