@@ -1,6 +1,8 @@
 """The prompt window: the budget, whole turns, cut tool results, the rolling summary.
 
-Unit tests of ``core/memory.py``.
+Unit tests of ``core/memory.py``, then long conversations through the runtime on a real SQLite
+store with the scripted model (and the offline planner behind it), asserting on the recorded
+requests with the same estimator the window uses.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import asyncio
 import json
 from typing import Any
 
-from tests.core.harness import assert_valid_messages
+from tests.core.harness import assert_valid_messages, harness
 from tether.core import memory
 from tether.core.memory import (
     ELIDED,
@@ -21,9 +23,13 @@ from tether.core.memory import (
     turns,
     window,
 )
-from tether.core.messages import Fold, ModelRequest
+from tether.core.messages import Fold, ModelReply, ModelRequest
+from tether.core.session import Status
+from tether.core.skills import Skill
+from tether.core.tools import ToolContext, tool
+from tether.core.turn import Limits
 from tether.models.planner import PlannerModel
-from tether.models.scripted import ScriptedModel, failure, text
+from tether.models.scripted import ScriptedModel, calls, failure, text
 
 Message = dict[str, Any]
 SYSTEM: Message = {"role": "system", "content": "You are tether. " * 20}
@@ -201,3 +207,144 @@ def test_fold_asks_the_model_a_chunk_at_a_time_within_the_budget_and_falls_back_
     assert summaries[1].fold and summaries[1].fold.previous == f"S{len(summaries[0].fold.messages)}"  # type: ignore[union-attr]
     assert summaries[2].fold and summaries[2].fold.previous and "- user: request" in summaries[2].fold.previous
     assert estimate_tokens(summary) <= memory.summary_cap(1000)
+
+
+# ---- through the runtime -------------------------------------------------------------------------
+
+
+def under_budget(model: ScriptedModel, budget: int) -> None:
+    for r in model.requests:
+        assert request_tokens(r.messages, r.tools) <= budget, f"a {r.purpose} request is over the budget"
+        if r.purpose == "turn":
+            assert_valid_messages(r.messages)
+
+
+def test_200_turns_stay_under_the_budget_and_remember_what_turn_3_said(sqlite_url: str) -> None:
+    said_in_turn_3 = "My name is Zhang Wei and my order number is ORD-58213; please remember both."
+
+    def summarise(request: ModelRequest) -> ModelReply:  # a model that keeps the requests, briefly
+        assert request.fold is not None
+        asked = [m["content"][:90] for m in request.fold.messages if m["role"] == "user"]
+        return text("\n".join([*(request.fold.previous or "").splitlines(), *asked]))
+
+    def turn(i: int) -> list[Any]:
+        return [calls(("echo", {"text": f"lookup {i}"})), text(f"Turn {i}: done, nothing else to report.")]
+
+    async def main() -> None:
+        replies = [entry for i in range(1, 201) for entry in turn(i)]
+        limits = Limits(context_tokens=BUDGET, model_backoff_s=0.01)
+        async with harness(sqlite_url, replies, limits=limits, summaries=[summarise] * 200) as h:
+            s = await h.start("hello, I have a question about my orders")
+            for i in range(2, 201):
+                message = said_in_turn_3 if i == 3 else f"question {i}: " + "and some context " * 10
+                s = await h.runtime.post_message(s.session_id, s.owner, message)
+                assert s.status is Status.SUCCEEDED
+            h.model.assert_consumed()
+            under_budget(h.model, BUDGET)
+            folds = [r for r in h.model.requests if r.purpose == "summary"]
+            assert 5 <= len(folds) <= 40  # in batches, not every round
+            last = h.model.requests[-1].messages
+            assert last[1]["content"].startswith(memory.SUMMARY_HEADER)
+            assert "Zhang Wei" in last[1]["content"] and "ORD-58213" in last[1]["content"]
+            assert last[2]["role"] == "user"
+            stored = await h.load(s.session_id)
+            assert len([m for m in stored.transcript if m["role"] == "user"]) == 200  # all of it is kept
+            assert stored.summary and "ORD-58213" in stored.summary and stored.summary_upto > 100
+
+    asyncio.run(main())
+
+
+def test_a_huge_tool_result_is_cut_in_the_window_and_whole_in_the_stored_transcript(db_url: str) -> None:
+    huge = "z" * 60_000
+
+    @tool()
+    async def dump(ctx: ToolContext, table: str) -> Any:
+        """Return a whole table."""
+        return {"table": table, "rows": huge}
+
+    skill = Skill(name="dump", description="Dumps.", allowed_tools=("dump",), body="Dump.", keywords=("test",))
+
+    async def main() -> None:
+        replies = [calls(("dump", {"table": "orders"}, "c1")), text("that was long"), text("next")]
+        limits = Limits(context_tokens=BUDGET)
+        async with harness(db_url, replies, limits=limits, tools=[dump], skills=[skill], summaries=[]) as h:
+            s = await h.start()
+            assert s.status is Status.SUCCEEDED
+            s = await h.runtime.post_message(s.session_id, s.owner, "and now?")
+            under_budget(h.model, BUDGET)
+            for request in h.model.requests[1:]:  # in the turn of the call, and in the next one
+                sent = next(m for m in request.messages if m["role"] == "tool")
+                body = json.loads(sent["content"])
+                assert body["tool"] == "dump" and "truncated" in body and body["head"].startswith('{"table": "orders"')
+            stored = await h.load(s.session_id)
+            whole = next(m for m in stored.transcript if m["role"] == "tool")
+            assert json.loads(whole["content"])["data"]["rows"] == huge
+            assert stored.executed_steps[0].result["rows"] == huge
+            h.model.assert_consumed()
+
+    asyncio.run(main())
+
+
+ECHO_SKILL = Skill(
+    name="echo-back",
+    description="Echoes the last word.",
+    allowed_tools=("echo",),
+    body="Echo it.",
+    keywords=("test",),
+    plan=({"tool": "echo", "args": {"text": "${extract.word}"}},),
+    answer="Echoed ${prev.text}.\nHandle ${prev.handle_id}.",
+)
+
+
+def last_word(query: str, ctx: dict[str, Any]) -> dict[str, Any]:
+    return {"word": query.split()[-1]}
+
+
+def test_the_offline_planner_folds_old_turns_with_its_deterministic_summary(db_url: str) -> None:
+    planner = PlannerModel([last_word])
+
+    async def main() -> None:
+        limits = Limits(context_tokens=BUDGET)
+        script = [planner.chat] * 200
+        async with harness(db_url, script, limits=limits, skills=[ECHO_SKILL], summaries=list(script)) as h:
+            s = await h.start("run the test for ORD-1")
+            s = await h.runtime.post_message(s.session_id, s.owner, "my customer is Zhang Wei, order ORD-58213")
+            for i in range(3, 41):
+                s = await h.runtime.post_message(s.session_id, s.owner, f"and now {'the next ' * 20} ORD-{i}")
+                assert s.status is Status.SUCCEEDED and s.transcript[-1]["content"].startswith(f"Echoed ORD-{i}.")
+            under_budget(h.model, BUDGET)
+            folds = [r for r in h.model.requests if r.purpose == "summary"]
+            assert folds and all(r.fold for r in folds)
+            stored = await h.load(s.session_id)
+            assert stored.summary is not None
+            lines = stored.summary.splitlines()
+            assert (
+                lines[0]
+                == "- user: run the test for ORD-1 | answer: Echoed ORD-1. | tools: echo | data: handle_id=h-ORD-1-0001"
+            )
+            assert lines[1].startswith("- user: my customer is Zhang Wei, order ORD-58213 | answer: Echoed ORD-58213.")
+            assert estimate_tokens(stored.summary) <= memory.summary_cap(BUDGET)
+            assert stored.summary in h.model.requests[-1].messages[1]["content"]
+
+    asyncio.run(main())
+
+
+def test_a_failing_summary_call_falls_back_to_the_deterministic_summary_and_the_turn_succeeds(db_url: str) -> None:
+    async def main() -> None:
+        replies = [entry for i in range(30) for entry in (calls(("add", {"a": i, "b": 1})), text(f"It is {i + 1}."))]
+        summaries = [failure("503 from endpoint"), failure("401 bad key", retryable=False)] * 20
+        limits = Limits(context_tokens=BUDGET)
+        async with harness(db_url, replies, limits=limits, summaries=summaries) as h:
+            s = await h.start("test: what is 0 + 1? " + "please " * 40)
+            for i in range(1, 30):
+                s = await h.runtime.post_message(s.session_id, s.owner, f"what is {i} + 1? " + "please " * 40)
+                assert s.status is Status.SUCCEEDED and s.transcript[-1]["content"] == f"It is {i + 1}."
+            h.model.assert_consumed()
+            under_budget(h.model, BUDGET)
+            assert 1 <= len([r for r in h.model.requests if r.purpose == "summary"]) < 30
+            stored = await h.load(s.session_id)
+            assert stored.summary and stored.summary.startswith("- user: test: what is 0 + 1? please please")
+            assert "answer: It is 1. | tools: add | data: sum=1" in stored.summary.splitlines()[0]
+            assert "ERROR" not in await h.types(s.session_id)  # the fallback is silent: nothing failed for the user
+
+    asyncio.run(main())
