@@ -89,12 +89,15 @@ def test_the_estimate_counts_cjk_characters_one_each_and_other_text_four_to_a_to
 
 
 def test_a_cut_tool_result_stays_valid_json_with_its_frame_and_a_head() -> None:
-    big = result("c1", {"rows": ["x" * 50 for _ in range(400)]})
+    big = result("c1", {"total": 400, "handle_id": "h-1", "rows": ["x" * 50 for _ in range(400)]})
     cut = clip_result(big, 200)
     assert request_tokens([cut]) <= 200 and cut["tool_call_id"] == "c1"
     body = json.loads(cut["content"])
     assert body["tool"] == "echo" and body["kind"] == "value" and "truncated" in body
+    assert body["data"] == {"total": 400, "handle_id": "h-1"}  # what a template or the model refers to
     assert body["head"].startswith('{"rows": ["xxx')
+    rows_only = json.loads(clip_result(result("c1", {"rows": ["x" * 50] * 400}), 200)["content"])
+    assert "data" not in rows_only and rows_only["head"].startswith('{"rows": ["xxx')
     assert clip_result(big, 10_000_000) is big  # fits: unchanged
     raw = {"role": "tool", "tool_call_id": "c2", "content": "not json " * 500}
     cut_raw = json.loads(clip_result(raw, 100)["content"])
@@ -275,7 +278,8 @@ def test_a_huge_tool_result_is_cut_in_the_window_and_whole_in_the_stored_transcr
             for request in h.model.requests[1:]:  # in the turn of the call, and in the next one
                 sent = next(m for m in request.messages if m["role"] == "tool")
                 body = json.loads(sent["content"])
-                assert body["tool"] == "dump" and "truncated" in body and body["head"].startswith('{"table": "orders"')
+                assert body["tool"] == "dump" and body["data"] == {"table": "orders"}  # short fields stay
+                assert "truncated" in body and body["head"].startswith('{"rows": "zzz')
             stored = await h.load(s.session_id)
             whole = next(m for m in stored.transcript if m["role"] == "tool")
             assert json.loads(whole["content"])["data"]["rows"] == huge

@@ -76,24 +76,31 @@ def clip_text(text: str, tokens: int, mark: str = "…") -> str:
 
 
 def clip_result(m: Message, max_tokens: int) -> Message:
-    """A tool message within ``max_tokens``: valid JSON, the frame kept, the data cut to a head."""
+    """A tool message within ``max_tokens``, still valid JSON: the frame and the data's short
+    top-level fields kept (ids, totals), the rest replaced by the head of its text."""
     if m.get("role") != "tool" or message_tokens(m) <= max_tokens:
         return m
     content = _text(m.get("content"))
-    try:
-        body = json.loads(content)
-    except ValueError:
-        body = None
-    framed = isinstance(body, dict) and "tool" in body
-    marker = {"tool": body["tool"], "kind": body.get("kind")} if framed else {}
-    rest = json.dumps(body.get("data"), ensure_ascii=False) if framed else content
-    marker["truncated"] = f"cut to fit the context window; {len(content)} characters, this is the head"
+    body = _body(m)
+    frame = {"tool": body["tool"], "kind": body.get("kind")} if "tool" in body else {}
+    data: Any = body.get("data") if frame else content
+    note = f"cut to fit the context window ({len(content)} characters); the rest begins:"
+    marker: dict[str, Any] = {**frame, "truncated": note}
+    if isinstance(data, dict) and (short := {k: v for k, v in data.items() if _short(v)}):
+        with_short = {**frame, "data": short, "truncated": note}
+        if message_tokens({**m, "content": json.dumps(with_short, ensure_ascii=False)}) <= max_tokens // 2:
+            marker, data = with_short, {k: v for k, v in data.items() if k not in short}
+    rest = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     head = clip_text(rest, max_tokens - message_tokens({**m, "content": json.dumps(marker)}) - 4, mark="")
     while True:
         clipped = {**m, "content": json.dumps({**marker, "head": head}, ensure_ascii=False)}
         if not head or message_tokens(clipped) <= max_tokens:
             return clipped
         head = head[: len(head) * 4 // 5]
+
+
+def _short(value: Any) -> bool:
+    return value is None or isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) <= 120)
 
 
 # ---- turns and the window ------------------------------------------------------------------------
