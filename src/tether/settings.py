@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     tool_timeout_s: float = Field(120.0, gt=0, description="default timeout of one tool call")
     model_retries: int = Field(2, ge=0, description="retries of a failed model call")
     job_timeout_s: float = Field(1800.0, gt=0, description="an async job past this fails")
+    context_tokens: int = Field(
+        24000,
+        ge=1000,
+        description="estimated tokens one model request may carry (messages and tool specs); older turns "
+        "beyond it are folded into the session's rolling summary",
+    )
     lease_s: float = Field(30.0, gt=0, description="a RUNNING session whose runner is silent this long is recovered")
     sweep_s: float = Field(5.0, gt=0, description="how often recovery and job expiry run")
     public_url: str = Field("http://127.0.0.1:8000", description="base URL async workers call back to")

@@ -115,6 +115,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         tool_timeout_s=settings.tool_timeout_s,
         model_retries=settings.model_retries,
         job_timeout_s=settings.job_timeout_s,
+        context_tokens=settings.context_tokens,
     )
     audit = SqlAuditLog(settings.database_url)
     pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit)

@@ -3,7 +3,8 @@
 It follows the selected skills' ``plan`` (a tool sequence), fills arguments from the request
 with pack-provided extractors, the global context and earlier results, and writes the final
 answer from the skill's ``answer`` template. It says what it is in the answer metadata. When an
-extractor cannot tell something, it asks instead of guessing (``PlannerQuestion``).
+extractor cannot tell something, it asks instead of guessing (``PlannerQuestion``). It writes the
+rolling summary of older turns (``purpose="summary"``) with ``memory.deterministic_summary``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from tether.core.memory import deterministic_summary
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
 
 META = {"model": "planner", "note": "offline rule planner (no LLM): follows skill plans with templates"}
@@ -171,6 +173,10 @@ class PlannerModel:
     async def chat(self, request: ModelRequest) -> ModelReply:
         if request.purpose == "route":
             return ModelReply(content="", meta=META)  # the router's keyword rules decide
+        if request.purpose == "summary":
+            fold = request.fold
+            text = deterministic_summary(fold.previous, fold.messages, fold.max_tokens) if fold else ""
+            return ModelReply(content=text, meta=META)
         query, recent = _since_last_user(request.messages)
         results = [_tool_data(m) for m in recent if m.get("role") == "tool"]
         failed = next((r for r in results if r.get("kind") == "error"), None)
