@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tether.erp_demo import meta, reads, views, writes
+from tether.erp_demo import meta, reads, staging, views, writes
 from tether.erp_demo.errors import BadRequest, ErpError, Invalid
 from tether.erp_demo.generator import generate, insert
 from tether.erp_demo.schema import erp_user, metadata
@@ -153,6 +153,7 @@ def build_app(erp: ErpDemo) -> FastAPI:
             return {"code": 1, **reads.read_record(conn, who, form_id, record_id)}
 
     _write_routes(app, erp, user)
+    _staging_routes(app, erp, user)
     for extend in EXTENSIONS:
         extend(app, erp, user)
     return app
@@ -182,6 +183,53 @@ def _write_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User]) -
     @app.post("/doUnExamine")
     def post_unexamine(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
         return _examine(request, body, undo=True)
+
+
+def root_of(request: Request) -> str:
+    """Where the ERP is mounted ("/erp" inside tether and under ``tether erp serve``)."""
+    return str(request.scope.get("root_path") or "/erp").rstrip("/")
+
+
+def _staging_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User]) -> None:
+    @app.post("/ai/staging")
+    def post_staging(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+        who = user(request)
+        with erp.tx() as conn:
+            op = staging.create(conn, who, body, erp.settings.staging_ttl_s)
+        return {"code": 1, "sId": op["id"], "status": op["status"], "op": op}
+
+    @app.get("/ai/staging/{op_id}")
+    def get_staging(op_id: str, request: Request) -> dict[str, Any]:
+        who = user(request)
+        with erp.tx() as conn:
+            return staging.outcome(conn, staging.expire(conn, staging.owned(conn, who, op_id)), root_of(request)) | {
+                "code": 1
+            }
+
+    @app.get("/ai/myTodos")
+    def get_todos(request: Request, all: str = "0") -> dict[str, Any]:
+        who = user(request)
+        with erp.tx() as conn:
+            ops = staging.todos(conn, who, every=all in ("1", "true"))
+        root = root_of(request)
+        for op in ops:
+            op["link"] = (
+                f"{root}/form/{op['target_form_id']}?staging={op['id']}" if op["status"] in staging.WAITING else None
+            )
+        return {"code": 1, "ops": ops, "total": len(ops)}
+
+    @app.post("/ai/execStaging/{op_id}")
+    def post_exec(op_id: str, request: Request, body: dict[str, Any] | None = Body(None)) -> dict[str, Any]:
+        who = user(request)
+        with erp.tx() as conn:
+            op = staging.execute(conn, who, op_id, (body or {}).get("mode"))
+            return staging.outcome(conn, op, root_of(request))
+
+    @app.post("/ai/cancelStaging/{op_id}")
+    def post_cancel(op_id: str, request: Request) -> dict[str, Any]:
+        who = user(request)
+        with erp.tx() as conn:
+            return staging.outcome(conn, staging.cancel(conn, who, op_id), root_of(request))
 
 
 # further route groups (writes, staging, pages) register here: fn(app, erp, user_dependency)

@@ -539,7 +539,7 @@ GENERATE = {("2001", "2002"): "quotation_id", ("2002", "2003"): "sales_order_id"
             ("2004", "2005"): "invoice_id", ("3001", "3002"): "purchase_order_id"}  # fmt: skip
 
 
-def _source_ref(source_ref: Any) -> tuple[Form, str, list[str] | None]:
+def parse_source_ref(source_ref: Any) -> tuple[Form, str, list[str] | None]:
     if not isinstance(source_ref, dict):
         raise Invalid({"source_ref": 'must be {"formId", "billId", "lineIds"?}'})
     form_id = source_ref.get("formId", source_ref.get("form_id"))
@@ -606,7 +606,7 @@ def generate(
     conn: sa.Connection, user: User, target: Form, source_ref: Any, overrides: dict[str, Any] | None = None
 ) -> Written:
     """A new draft ``target`` bill from the selected lines (default: all) of an upstream bill."""
-    source, bill_id, line_ids = _source_ref(source_ref)
+    source, bill_id, line_ids = parse_source_ref(source_ref)
     if (source.form_id, target.form_id) not in GENERATE:
         pairs = ", ".join(f"{a}→{b}" for a, b in GENERATE)
         raise Invalid(
