@@ -8,8 +8,12 @@ these tests fail the moment tether's own boundary lets something through.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -181,8 +185,12 @@ def test_query_data_caches_per_brand_revalidates_and_records_errors(erp_server: 
         assert first["kind"] == "value" and first["data"]["cached"] is False
         hit = erp_server.tool(admin, "query_data", {"question": f"  {question}？"})  # normalised: same question
         assert hit["data"]["cached"] is True and hit["data"]["rows"] == first["data"]["rows"]
-        bad = erp_server.tool(admin, "query_data", {"question": "坏查询", "sql": "SELECT no_such_column FROM viw_customer"})
-        again = erp_server.tool(admin, "query_data", {"question": "坏查询", "sql": "SELECT still_wrong FROM viw_customer"})
+        bad = erp_server.tool(
+            admin, "query_data", {"question": "坏查询", "sql": "SELECT no_such_column FROM viw_customer"}
+        )
+        again = erp_server.tool(
+            admin, "query_data", {"question": "坏查询", "sql": "SELECT still_wrong FROM viw_customer"}
+        )
         assert bad["data"]["retryable"] is True and again["data"]["retryable"] is False
     with erp_server.login("sales01") as sales:  # same brand, no sales-order... it has 2002: allowed
         shared = erp_server.tool(sales, "query_data", {"question": question})
@@ -202,6 +210,28 @@ def test_query_data_caches_per_brand_revalidates_and_records_errors(erp_server: 
     assert len(errors) == 2 and "no_such_column" in errors[0][1]
     ran = [a["_audit"] for a in audit if a.get("question") == question and "rows" in a.get("_audit", {})]
     assert ran and "brands_id" in ran[0]["sql"] and ran[0]["rows"] > 0  # who/question/SQL as run/row count
+
+
+def test_tether_login_then_ask_from_the_terminal(erp_server: ErpServer, tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "TETHER_URL": erp_server.url}
+    env.pop("TETHER_TOKEN", None)
+
+    def tether(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "tether.cli", *args]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+    assert tether("login", "sales01", "--password", "wrong").returncode == 1
+    login = tether("login", "sales01", "--password", facts.PASSWORD)
+    assert login.returncode == 0 and "sales01" in login.stdout
+    saved = tmp_path / "tether" / "logins.json"
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
+    refused = tether("ask", "查一下深沟球轴承的库存")
+    assert NO_ACCESS in refused.stdout, refused.stdout + refused.stderr
+    assert tether("login", "fin01", "--password", facts.PASSWORD).returncode == 0
+    answered = tether("ask", f"{facts.OVERDUE_CUSTOMER_1[1]}的应收账款有多少超期了？")
+    assert answered.returncode == 0 and "| 发票号 |" in answered.stdout, answered.stdout + answered.stderr
+    erp_server.tokens.append(json.loads(saved.read_text())[erp_server.url]["token"])  # for the leak check below
+    assert tether("logout").returncode == 0
 
 
 def test_no_token_reaches_the_databases_or_the_log(erp_server: ErpServer) -> None:
