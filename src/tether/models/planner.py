@@ -46,8 +46,10 @@ def markdown_table(value: Any, columns: str = "", limit: int = 20) -> str:
     """A Markdown table of a tool's rows: ``{columns, rows[, labels]}`` or a list of objects.
     ``columns`` (comma-separated) picks and orders columns; cells are one line, ``|`` escaped."""
     labels: dict[str, str] = {}
+    coded: dict[str, dict[str, str]] = {}
     if isinstance(value, dict) and "rows" in value:
         labels = dict(value.get("labels") or {})
+        coded = dict(value.get("valueLabels") or {})
         names = [str(c) for c in value.get("columns") or []]
         records = [dict(zip(names, row, strict=False)) if isinstance(row, list) else row for row in value["rows"]]
     elif isinstance(value, list):
@@ -66,7 +68,12 @@ def markdown_table(value: Any, columns: str = "", limit: int = 20) -> str:
 
     head = "| " + " | ".join(cell(labels.get(n, n)) for n in names) + " |"
     rule = "|" + "---|" * len(names)
-    body = ["| " + " | ".join(cell(r.get(n)) for n in names) + " |" for r in records[:limit]]
+
+    def shown(record: dict[str, Any], name: str) -> Any:
+        v = record.get(name)
+        return coded.get(name, {}).get(str(v), v) if v is not None else v
+
+    body = ["| " + " | ".join(cell(shown(r, n)) for n in names) + " |" for r in records[:limit]]
     return "\n".join([head, rule, *body])
 
 
@@ -90,11 +97,20 @@ def _sum_filter(value: Any, arg: str, scope: dict[str, Any]) -> str:
     return f"{total:,.2f}"
 
 
+def _label_filter(value: Any, arg: str, scope: dict[str, Any]) -> Any:
+    """``${prev|label:status}``: a record's field shown with its display label (draft → 草稿)."""
+    record = value.get("master") if isinstance(value, dict) and "master" in value else value
+    raw = record.get(arg) if isinstance(record, dict) else None
+    labels = (value.get("valueLabels") or {}).get(arg, {}) if isinstance(value, dict) else {}
+    return labels.get(str(raw), raw) if raw is not None else ""
+
+
 # ``${path|name:arg}``; an ``arg`` of ``@path`` is looked up in the scope
 FILTERS: dict[str, Callable[[Any, str, dict[str, Any]], Any]] = {
     "table": _table_filter,
     "render": _render_filter,
     "sum": _sum_filter,
+    "label": _label_filter,
 }
 
 

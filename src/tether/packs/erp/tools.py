@@ -143,6 +143,17 @@ def labels_of(config: dict[str, Any], columns: list[str] | None = None) -> dict[
     return labels if columns is None else {c: v for c, v in labels.items() if c in columns}
 
 
+def value_labels(config: dict[str, Any], columns: list[str]) -> dict[str, dict[str, str]]:
+    """Display labels of coded values (status draft → 草稿) for the columns shown."""
+    fields = list(config.get("master") or []) + list(config.get("filters") or [])
+    labels: dict[str, dict[str, str]] = {}
+    for f in fields:
+        column = str(f.get("column") or f.get("name"))
+        if column in columns and f.get("options"):
+            labels[column] = {str(o["value"]): str(o["label"]) for o in f["options"] if "value" in o}
+    return labels
+
+
 def build_tools(erp: Erp) -> list[Tool]:
     @tool(read_only=True, audited=True)
     @login_guard
@@ -187,6 +198,7 @@ def build_tools(erp: Erp) -> list[Tool]:
             "form": {"formId": config.get("formId", form_id), "name": config.get("name")},
             "filters": params,
             "labels": labels_of(config, columns),
+            "valueLabels": value_labels(config, columns),
             "columns": columns,
             "rows": rows,
             "total": total,
@@ -218,6 +230,7 @@ def build_tools(erp: Erp) -> list[Tool]:
         return {
             "form": {"formId": config.get("formId", form_id), "name": config.get("name")},
             "labels": labels_of(config, list(master)),
+            "valueLabels": value_labels(config, list(master)),
             "master": master,
             "details": {"columns": columns, "rows": rows, "labels": labels, "total": len(details), "truncated": cut},
         }
