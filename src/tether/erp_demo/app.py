@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tether.erp_demo import meta, reads, staging, views, writes
+from tether.erp_demo import meta, pages, reads, staging, views, writes
 from tether.erp_demo.errors import BadRequest, ErpError, Invalid
 from tether.erp_demo.generator import generate, insert
 from tether.erp_demo.schema import erp_user, metadata
@@ -154,6 +154,7 @@ def build_app(erp: ErpDemo) -> FastAPI:
 
     _write_routes(app, erp, user)
     _staging_routes(app, erp, user)
+    pages.install(app, erp)
     for extend in EXTENSIONS:
         extend(app, erp, user)
     return app
