@@ -231,3 +231,35 @@ def test_expiry_and_cancel(erp: Erp) -> None:
     assert erp.post("sales01", f"/ai/cancelStaging/{op2}", None).json()["status"] == "cancelled"
     assert erp.post("sales01", f"/ai/execStaging/{op2}", {"mode": "execute"}).json()["status"] == "cancelled"
     assert _count(erp, "quotation") == before
+
+
+def test_concurrent_exec_and_numbering(erp: Erp) -> None:
+    """Two executors racing on one op make one bill; parallel writers get distinct bill numbers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tether.erp_demo import staging as executor
+    from tether.erp_demo import writes
+    from tether.erp_demo.forms import BY_ID
+
+    user = erp.demo.user_of(erp.token("sales01"))
+    before = _count(erp, "quotation")
+    op_id = _create_quote(erp)["sId"]
+
+    def run(_: int) -> tuple[str, str | None]:
+        with erp.demo.tx() as conn:
+            op = executor.execute(conn, user, op_id, "execute")
+            return str(op.status), op.result_bill_id
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, range(4)))
+    assert {r[0] for r in results} == {"executed"} and len({r[1] for r in results}) == 1
+    assert _count(erp, "quotation") == before + 1
+
+    def add(_: int) -> str:
+        with erp.demo.tx() as conn:
+            done = writes.add(conn, user, BY_ID["2001"], {"customer_id": "C0001"}, [{"material_id": "M0001", "qty": 1}])
+            return str(done.bill_no)
+
+    with ThreadPoolExecutor(4) as pool:
+        numbers = list(pool.map(add, range(12)))
+    assert len(set(numbers)) == 12

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tether.erp_demo import meta, pages, reads, staging, views, writes
@@ -88,6 +89,12 @@ def _install_errors(app: FastAPI) -> None:
             "errors": errors,
         }
         return JSONResponse(body, status_code=422)
+
+    @app.exception_handler(DataError)
+    def data_error(_request: Request, exc: DataError) -> JSONResponse:
+        return _error(
+            422, "a value the database cannot store (too long, out of range or with a NUL character); fix the input"
+        )
 
     @app.exception_handler(Exception)
     def unexpected(_request: Request, exc: Exception) -> JSONResponse:

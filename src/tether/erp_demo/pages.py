@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, quote
 import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.exc import DataError
 from starlette.concurrency import run_in_threadpool
 
 from tether.erp_demo import meta, reads, staging
@@ -346,6 +347,8 @@ def _guarded(erp: Any, request: Request, fn: Any) -> Response:
             return response
     except ErpError as exc:
         return page("出错了", f"<p class='err'>{esc(exc.msg)}</p>", status=exc.status)
+    except DataError:
+        return page("出错了", "<p class='err'>输入含有数据库无法保存的字符。</p>", status=422)
 
 
 def install(app: FastAPI, erp: Any) -> None:

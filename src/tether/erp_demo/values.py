@@ -78,6 +78,8 @@ def as_text(name: str, value: Any, max_length: int | None = None) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
         raise Invalid({name: f"must be text, not {type(value).__name__}"})
     text = str(value) if not isinstance(value, str) else value
+    if "\x00" in text:
+        raise Invalid({name: "must not contain a NUL character"})
     if max_length is not None and len(text) > max_length:
         raise Invalid({name: f"is longer than {max_length} characters"})
     return text
