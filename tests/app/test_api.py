@@ -388,6 +388,11 @@ def test_dsl_execute_bad_overrides(alice: httpx.Client) -> None:
     assert dsl_id
     r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", json={"nope": 1})
     assert r.status_code == 422 and r.json()["field"] == "nope"
+    before = alice.get(f"/api/agent/dsl/{dsl_id}/executions").json()["items"]
+    r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", json={"label": ["not", "a", "string"]})
+    assert r.status_code == 422 and r.json()["field"] == "label", r.text
+    assert "expected string" in r.json()["error"]
+    assert alice.get(f"/api/agent/dsl/{dsl_id}/executions").json()["items"] == before, "nothing ran"
     for raw in (b"[1]", b"{bad"):
         r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", content=raw, headers={"content-type": "application/json"})
         assert r.status_code == 422 and r.json()["field"] == "body", r.text
