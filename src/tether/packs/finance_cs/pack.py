@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tether.pack import Pack
+from tether.pack import Pack, create_read_engine, normalize_url
 from tether.packs.finance_cs.data import CustomerSessionRepo, create_schema
 from tether.packs.finance_cs.generator import generate
 from tether.packs.finance_cs.planner_rules import extract
@@ -20,7 +20,6 @@ from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import FinanceState
 from tether.packs.finance_cs.tools import Finance, build_tools
 from tether.packs.finance_cs.worker import AnalysisWorker
-from tether.store.database import create_read_engine, normalize_url
 
 log = logging.getLogger("tether.finance")
 SKILLS = Path(__file__).parent / "skills"

@@ -10,7 +10,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from tether.models.planner import PlannerQuestion
+from tether.pack import PlannerQuestion
 
 LINES: dict[str, tuple[str, ...]] = {
     "precious-metal": ("贵金属", "黄金", "白银", "precious-metal", "precious metal", "gold"),

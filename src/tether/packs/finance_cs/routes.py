@@ -8,8 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Body
 from fastapi.responses import HTMLResponse, PlainTextResponse
 
-from tether.app.deps import IdentityDep
-from tether.errors import NotFound
+from tether.pack import IdentityDep, NotFound
 from tether.packs.finance_cs.query import parse_query
 from tether.packs.finance_cs.tools import Finance
 

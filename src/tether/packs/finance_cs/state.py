@@ -15,8 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import Engine
 
-from tether.core.session import Owner
-from tether.errors import NotFound
+from tether.pack import NotFound, Owner
 
 metadata = sa.MetaData()
 _BODY = sa.Text().with_variant(mysql.LONGTEXT(), "mysql")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.core.tools import AsyncJobStarted, Handle, Tool, ToolContext, tool
+from tether.pack import AsyncJobStarted, Handle, Tool, ToolContext, tool
 from tether.packs.finance_cs.data import CustomerSessionRepo
 from tether.packs.finance_cs.query import parse_query
 from tether.packs.finance_cs.report import findings, render_html, render_markdown

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from tether.core.session import Owner
+from tether.pack import Owner
 from tether.packs.finance_cs.analysis import analyze
 from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.tools import Finance, new_id
