@@ -1,6 +1,10 @@
 """The pack's own state beside ``customer_session``: result handles, the analysis job queue,
 analysis results and reports. Every row is owned (user + tenant) and read back by owner.
 
+These tables are the pack's own and are made by its Alembic history (``migrations/``, run by
+tether on start-up and by ``tether db upgrade``); a change here needs a new revision there (a
+test compares the two).
+
 The job queue is durable: a job is claimed with a lease; a worker that dies leaves an expired
 lease, and the job runs again (up to ``attempts``) or ends FAILED.
 """
@@ -18,7 +22,8 @@ from sqlalchemy.engine import Engine
 from tether.pack import NotFound, Owner
 
 metadata = sa.MetaData()
-_BODY = sa.Text().with_variant(mysql.LONGTEXT(), "mysql")
+_BODY = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+_KW: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 
 
 def _owned(name: str, *columns: sa.Column[Any]) -> sa.Table:
@@ -30,6 +35,7 @@ def _owned(name: str, *columns: sa.Column[Any]) -> sa.Table:
         sa.Column("owner_tenant", sa.String(128), nullable=False),
         sa.Column("created_at", sa.Double, nullable=False),
         *columns,
+        **_KW,
     )
 
 
@@ -65,9 +71,6 @@ reports = _owned(
 class FinanceState:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-
-    def create(self) -> None:
-        metadata.create_all(self.engine)
 
     def _insert(self, table: sa.Table, id_: str, owner: Owner, **values: Any) -> None:
         with self.engine.begin() as c:
