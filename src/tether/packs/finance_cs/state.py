@@ -47,7 +47,9 @@ handles = _owned(
 )
 jobs = _owned(
     "cs_analysis_job",
-    sa.Column("status", sa.String(16), nullable=False, index=True),  # queued | running | undelivered | done | failed
+    # queued | running | undelivered | done | failed; a job with an empty callback_url is detached
+    # (started by POST /tools/analyze-keywords-async): its outcome stays in `outcome`
+    sa.Column("status", sa.String(16), nullable=False, index=True),
     sa.Column("params", sa.Text, nullable=False),
     sa.Column("callback_url", sa.String(512), nullable=False),
     sa.Column("callback_token", sa.String(128), nullable=False),
@@ -186,6 +188,18 @@ class FinanceState:
             c.execute(
                 jobs.update().where(jobs.c.id == id_).values(status="undelivered", outcome=outcome, lease_until=None)
             )
+
+    def settle(self, id_: str, status: str, outcome: str, error: str | None) -> None:
+        """A detached job (no callback) ends: its outcome stays on the row for the job's owner."""
+        with self.engine.begin() as c:
+            c.execute(
+                jobs.update()
+                .where(jobs.c.id == id_)
+                .values(status=status, outcome=outcome, error=error, lease_until=None)
+            )
+
+    def owned_job(self, id_: str, owner: Owner) -> dict[str, Any]:
+        return self._get(jobs, id_, owner, "analysis job")
 
     def undelivered(self) -> list[dict[str, Any]]:
         with self.engine.connect() as c:

@@ -19,6 +19,7 @@ from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import FinanceState
 
 SHOWN_CHARS = 120
+JOB_URL = "/api/finance/jobs/{job_id}"  # an analysis job's status and outcome (routes.py)
 
 
 @dataclass
@@ -139,13 +140,16 @@ def build_tools(fin: Finance) -> list[Tool]:
             handle_id, {"total": len(ids), "filters": stored, "truncated": len(ids) >= fin.settings.max_handle_rows}
         )
 
-    @tool(is_async=True, audited=True)
+    @tool(is_async=True, audited=True, poll_url=JOB_URL)
     async def analyze_keywords_async(
         ctx: ToolContext, handle_id: str, top_n: int = 20, split_by: list[str] | None = None
     ) -> Any:
         """Keyword analysis of the sessions behind a handle, in the background: Chinese segmentation,
         TF-IDF keywords, daily trend, splits by channel and customer tier, co-occurrence and
-        representative quotes. Returns an async job; the result arrives by callback."""
+        representative quotes. Returns an async job; the result arrives by callback.
+
+        Started outside a session (``POST /tools/analyze-keywords-async``), the job has no callback:
+        the worker keeps the outcome, and ``GET /api/finance/jobs/{job_id}`` serves it."""
         await asyncio.to_thread(fin.state.handle, handle_id, ctx.owner)  # 404 now, not in the worker
         ticket = await ctx.async_job()
         params = {"handle_id": handle_id, "top_n": max(1, min(top_n, 50)), "split_by": split_by or []}
@@ -159,6 +163,8 @@ def build_tools(fin: Finance) -> list[Tool]:
             fin.settings.job_timeout_s,
         )
         fin.queued.set()
+        if ticket.detached:
+            return AsyncJobStarted(ticket, f"analysis queued; poll {JOB_URL.replace('{job_id}', ticket.job_id)}")
         return AsyncJobStarted(ticket, "analysis queued; the result arrives by callback")
 
     @tool(audited=True)
