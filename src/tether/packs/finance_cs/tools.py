@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.pack import AsyncJobStarted, Handle, Tool, ToolContext, tool
+from tether.packs.finance_cs import digest
 from tether.packs.finance_cs.data import CustomerSessionRepo
 from tether.packs.finance_cs.query import parse_query
 from tether.packs.finance_cs.report import findings, render_html, render_markdown
@@ -64,7 +65,8 @@ def build_tools(fin: Finance) -> list[Tool]:
     ) -> Any:
         """Filtered query over the customer-session table (works on SQLite, MySQL/MariaDB and
         PostgreSQL): keywords match message, reply or tags; all filters optional; newest first;
-        limit capped at 500; total counts every match."""
+        limit capped at 500; total counts every match; summary is the answer for a person (the
+        count and a table of the latest rows)."""
         query = parse_query(
             _filters(
                 keywords=keywords,
@@ -78,7 +80,15 @@ def build_tools(fin: Finance) -> list[Tool]:
             )
         )
         total, records = await asyncio.to_thread(fin.repo.query, query)
-        return {"total": total, "returned": len(records), "records": [_trim(r) for r in records]}
+        customer_total = None
+        if total == 0 and query.customer_id:  # no such customer, or none under these conditions?
+            customer_total, _ = await asyncio.to_thread(fin.repo.query, {"customer_id": query.customer_id, "limit": 1})
+        return {
+            "total": total,
+            "returned": len(records),
+            "records": [_trim(r) for r in records],
+            "summary": digest.summary(query, total, records, customer_total),
+        }
 
     @tool(audited=True, read_only=True)
     async def sample_sessions_by_keywords(
