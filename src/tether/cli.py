@@ -1,4 +1,4 @@
-"""``tether serve | ask | replay | demo | db upgrade``: the command line.
+"""``tether serve | ask | replay | login | logout | demo | db upgrade | erp``: the command line.
 
 ``ask`` and ``replay`` talk to a running server over HTTP (``--url``, token ``--token``), so what
 the terminal shows is exactly what any client sees on the event stream.
@@ -7,9 +7,12 @@ the terminal shows is exactly what any client sees on the event stream.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import getpass
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,7 +20,70 @@ import httpx
 from tether.progress import Progress, follow_session
 
 DEFAULT_URL = os.environ.get("TETHER_URL", "http://127.0.0.1:8000")
-DEFAULT_TOKEN = os.environ.get("TETHER_TOKEN", "dev-alice")
+FALLBACK_TOKEN = "dev-alice"
+
+
+def _login_file() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "tether" / "logins.json"
+
+
+def _saved_logins() -> dict[str, Any]:
+    try:
+        data = json.loads(_login_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _token_for(args: argparse.Namespace) -> str:
+    """--token, then TETHER_TOKEN, then the login saved by `tether login` for --url, then dev-alice."""
+    if args.token:
+        return str(args.token)
+    saved = _saved_logins().get(args.url.rstrip("/"))
+    return os.environ.get("TETHER_TOKEN") or (saved or {}).get("token") or FALLBACK_TOKEN
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    password = args.password or os.environ.get("TETHER_PASSWORD") or getpass.getpass(f"password for {args.username}: ")
+    try:
+        r = httpx.post(
+            args.url.rstrip("/") + "/api/auth/login",
+            json={"username": args.username, "password": password},
+            timeout=30,
+        )
+    except httpx.ConnectError:
+        print(f"tether: no server at {args.url}; start one with `tether serve`", file=sys.stderr)
+        return 2
+    if r.status_code != 200:
+        print(f"tether: login refused ({r.status_code}): {r.json().get('error', r.text)}", file=sys.stderr)
+        return 1
+    body = r.json()
+    logins = _saved_logins()
+    logins[args.url.rstrip("/")] = {"user": args.username, "token": body["token"], "expiresAt": body.get("expiresAt")}
+    path = _login_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the token is a credential
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(logins, f)
+    user = body.get("user") or {}
+    print(f"logged in as {args.username} ({user.get('name', '')}, brand {user.get('brandsId', '?')}) at {args.url}")
+    return 0
+
+
+def cmd_logout(args: argparse.Namespace) -> int:
+    logins = _saved_logins()
+    saved = logins.pop(args.url.rstrip("/"), None)
+    if saved:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(
+                args.url.rstrip("/") + "/api/auth/logout",
+                headers={"Authorization": f"Bearer {saved['token']}"},
+                timeout=10,
+            )
+        _login_file().write_text(json.dumps(logins), encoding="utf-8")
+    print("logged out" if saved else f"no saved login for {args.url}")
+    return 0
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -40,7 +106,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    headers = {"Authorization": f"Bearer {args.token}"}
+    headers = {"Authorization": f"Bearer {_token_for(args)}"}
     context = json.loads(args.context) if args.context else {}
     with httpx.Client(base_url=args.url, headers=headers, timeout=30) as http:
         try:
@@ -71,7 +137,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             overrides[key] = json.loads(value)
         except json.JSONDecodeError:
             overrides[key] = value
-    headers = {"Authorization": f"Bearer {args.token}"}
+    headers = {"Authorization": f"Bearer {_token_for(args)}"}
     with httpx.Client(base_url=args.url, headers=headers, timeout=None) as http:
         r = http.post(f"/api/agent/dsl/{args.dsl_id}/execute", json=overrides)
     body = r.json()
@@ -146,6 +212,52 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_erp_serve(args: argparse.Namespace) -> int:
+    """The demo ERP as its own process, mounted under /erp like inside ``tether serve``."""
+    from contextlib import asynccontextmanager
+
+    import anyio
+    import uvicorn
+    from fastapi import FastAPI
+
+    from tether.erp_demo import ErpDemo, ErpSettings
+
+    erp = ErpDemo(ErpSettings())
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> Any:
+        counts = await anyio.to_thread.run_sync(erp.prepare)
+        if counts:
+            print(f"seeded the demo ERP: {sum(counts.values())} rows", flush=True)
+        yield
+        erp.close()
+
+    app = FastAPI(title="tether demo ERP", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/erp", erp.asgi)
+    where = erp.settings.database_url.split("@")[-1]
+    print(f"demo ERP at http://{args.host}:{args.port}/erp (database {where})", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=os.environ.get("TETHER_LOG_LEVEL", "info").lower())
+    return 0
+
+
+def cmd_erp_seed(_args: argparse.Namespace) -> int:
+    from tether.erp_demo import ErpDemo, ErpSettings
+
+    erp = ErpDemo(ErpSettings())
+    try:
+        counts = erp.prepare()
+    finally:
+        erp.close()
+    where = erp.settings.database_url.split("@")[-1]
+    if not counts:
+        print(f"the demo ERP at {where} is ready (already seeded, or TETHER_ERP_SEED=off)")
+        return 0
+    for table, n in counts.items():
+        print(f"  {table:<22} {n:>6}")
+    print(f"seeded the demo ERP at {where}: {sum(counts.values())} rows")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from tether.demo import run_demo
 
@@ -170,7 +282,16 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a parameter")
     for sp, fn in ((ask, cmd_ask), (replay, cmd_replay)):
         sp.add_argument("--url", default=DEFAULT_URL)
-        sp.add_argument("--token", default=DEFAULT_TOKEN)
+        sp.add_argument(
+            "--token", default=None, help="bearer token (default: TETHER_TOKEN, the saved login, dev-alice)"
+        )
+        sp.set_defaults(fn=fn)
+    login = sub.add_parser("login", help="log in with an ERP user; later commands use the token")
+    login.add_argument("username")
+    login.add_argument("--password", help="default: TETHER_PASSWORD, else asked for")
+    logout = sub.add_parser("logout", help="revoke and forget the saved login")
+    for sp, fn in ((login, cmd_login), (logout, cmd_logout)):
+        sp.add_argument("--url", default=DEFAULT_URL)
         sp.set_defaults(fn=fn)
     finance = sub.add_parser("finance", help="finance pack commands")
     fsub = finance.add_subparsers(dest="action", required=True)
@@ -182,6 +303,14 @@ def parser() -> argparse.ArgumentParser:
     seed.set_defaults(fn=cmd_finance_seed)
     worker = sub.add_parser("worker", help="run the finance analysis worker in this process")
     worker.set_defaults(fn=cmd_worker)
+    erp = sub.add_parser("erp", help="the demo ERP (TETHER_ERP_DATABASE_URL)")
+    esub = erp.add_subparsers(dest="action", required=True)
+    erp_serve = esub.add_parser("serve", help="run the demo ERP alone, under /erp")
+    erp_serve.add_argument("--host", default="127.0.0.1")
+    erp_serve.add_argument("--port", type=int, default=8697)
+    erp_serve.set_defaults(fn=cmd_erp_serve)
+    erp_seed = esub.add_parser("seed", help="create the ERP's tables and views and seed the demo company")
+    erp_seed.set_defaults(fn=cmd_erp_seed)
     db = sub.add_parser("db", help="database commands")
     db.add_argument("action", choices=["upgrade"])
     db.set_defaults(fn=cmd_db)

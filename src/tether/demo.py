@@ -18,6 +18,42 @@ from tether.progress import Progress, follow_session
 from tether.settings import Settings
 
 MAIN_QUESTION = "请分析最近30天贵金属规则调整相关的客服问题并生成报告"
+ERP_USER = "fin01"
+
+
+def erp_question() -> str:
+    from tether.erp_demo import facts
+
+    return f"{facts.OVERDUE_CUSTOMER_1[1]}的应收账款有多少超期了？"
+
+
+def _erp_users(out: TextIO) -> None:
+    from tether.erp_demo import facts
+
+    out.write(f"ERP users (password {facts.PASSWORD}; log in with `tether login <user>` or POST /api/auth/login):\n")
+    for user, (name, brand, forms, scope) in facts.USERS.items():
+        rows = "own customers" if scope == "own" else "all rows"
+        out.write(f"  {user:<8} {name:<6} brand {brand}  forms {','.join(forms)}  ({rows})\n")
+
+
+def _erp_example(url: str, out: TextIO) -> str:
+    """The ERP example: log in as fin01 and ask the overdue-receivables question."""
+    from tether.erp_demo import facts
+
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post("/api/auth/login", json={"username": ERP_USER, "password": facts.PASSWORD})
+        if r.status_code != 200:
+            out.write(f"ERP login failed: {r.status_code} {r.text[:200]}\n")
+            return "FAILED"
+        http.headers["Authorization"] = f"Bearer {r.json()['token']}"
+        question = erp_question()
+        out.write(f"\nERP example, as {ERP_USER}: {question}\n")
+        r = http.post("/api/agent/sessions", params={"wait": "false"}, json={"message": question})
+        r.raise_for_status()
+        session_id = r.json()["sessionId"]
+        status = follow_session(http, session_id, Progress(out), timeout_s=120)
+        out.write(f"\nsession {session_id}: {status}\n")
+        return status
 
 
 def _start_server(settings: Settings, host: str, port: int, out: TextIO) -> Any:
@@ -76,7 +112,12 @@ def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> in
                 shown = json.dumps(step["output"], ensure_ascii=False)[:100]
                 out.write(f"  {step['stepId']} {step['toolId']:<24} {step['status']}  {shown}\n")
             out.write(f"replay {replay.get('status')}: {replay.get('error') or 'ok'}\n")
-    code = 0 if status == "SUCCEEDED" else 1
+    erp_status = "SKIPPED"
+    if any(p.name == "erp" for p in server.config.app.state.services.packs):
+        out.write("\n")
+        _erp_users(out)
+        erp_status = _erp_example(url, out)
+    code = 0 if status == "SUCCEEDED" and erp_status in ("SUCCEEDED", "SKIPPED") else 1
     if serve:
         out.write(f"\nstill serving at {url} — Ctrl-C to stop.\n")
         out.flush()

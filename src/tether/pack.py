@@ -131,6 +131,7 @@ class Pack:
     apps: dict[str, Any] = field(default_factory=dict)  # path prefix -> ASGI app
     identity_providers: list[IdentityProvider] = field(default_factory=list)
     prompt_sections: list[Callable[[], str]] = field(default_factory=list)  # extra system-prompt text
+    audience: tuple[str, ...] = ()  # identity providers whose sessions get the prompt sections (empty: all)
     migrations: PackMigrations | None = None
 
 

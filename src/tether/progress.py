@@ -48,6 +48,9 @@ class Progress:
             "QUESTION": lambda: f"? {json.dumps(data.get('payload'), ensure_ascii=False)}",
             "ASSISTANT_MESSAGE": lambda: "answer:\n" + str(data.get("content", "")),
             "DSL_COMPILED": lambda: f"workflow compiled: {data.get('dslId')}",
+            "LOGIN_EXPIRED": lambda: (
+                f"! {(data.get('payload') or {}).get('message', 'login expired')} (tether login <user>)"
+            ),
             "ERROR": lambda: f"! {data.get('message')}",
             "TURN_FINISHED": lambda: (
                 f"turn finished: {data.get('status')}" + (f" — {data['reason']}" if data.get("reason") else "")

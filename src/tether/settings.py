@@ -3,6 +3,7 @@ never a module global. Every field is listed in the README's configuration table
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +16,25 @@ DEFAULT_DEV_TOKENS: dict[str, dict[str, Any]] = {
 }
 
 
+def default_packs() -> list[str]:
+    packs = ["tether.packs.finance_cs.pack"]
+    if os.environ.get("TETHER_ERP_EMBEDDED", "true").strip().lower() not in ("0", "false", "no", "off"):
+        packs.append("tether.erp_demo.pack")
+    packs.append("tether.packs.erp.pack")
+    if Path("examples/pack.py").exists():
+        packs.append("examples")
+    return packs
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TETHER_", extra="ignore")
 
     database_url: str = Field("sqlite:///./var/tether.db", description="SQLAlchemy URL of tether's own database")
     packs: str = Field(
-        default_factory=lambda: (
-            "tether.packs.finance_cs.pack" + (",examples" if Path("examples/pack.py").exists() else "")
-        ),
-        description="comma-separated packs to load: module names or folder paths "
-        "(default: the finance pack, and ./examples when started from the repository root)",
+        default_factory=lambda: ",".join(default_packs()),
+        description="comma-separated packs to load: module names or folder paths (default: the finance pack, "
+        "the demo ERP mounted at /erp unless TETHER_ERP_EMBEDDED=false, the ERP pack, and ./examples when "
+        "started from the repository root)",
     )
     model: str = Field("planner", description="planner | openai")
     model_provider: str = Field("openai", description="deepseek | qwen | ollama | openai | custom")
@@ -40,6 +50,12 @@ class Settings(BaseSettings):
     tool_timeout_s: float = Field(120.0, gt=0, description="default timeout of one tool call")
     model_retries: int = Field(2, ge=0, description="retries of a failed model call")
     job_timeout_s: float = Field(1800.0, gt=0, description="an async job past this fails")
+    context_tokens: int = Field(
+        24000,
+        ge=1000,
+        description="estimated tokens one model request may carry (messages and tool specs); older turns "
+        "beyond it are folded into the session's rolling summary",
+    )
     lease_s: float = Field(30.0, gt=0, description="a RUNNING session whose runner is silent this long is recovered")
     sweep_s: float = Field(5.0, gt=0, description="how often recovery and job expiry run")
     public_url: str = Field("http://127.0.0.1:8000", description="base URL async workers call back to")

@@ -118,6 +118,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         tool_timeout_s=settings.tool_timeout_s,
         model_retries=settings.model_retries,
         job_timeout_s=settings.job_timeout_s,
+        context_tokens=settings.context_tokens,
     )
     audit = SqlAuditLog(settings.database_url)
     pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit)
@@ -129,7 +130,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         pipeline,
         limits,
         callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
-        prompt_sections=[section for p in packs for section in p.prompt_sections],
+        prompt_sections=[(p.audience, section) for p in packs for section in p.prompt_sections],
     )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")

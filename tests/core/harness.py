@@ -138,6 +138,7 @@ async def harness(
     router_model: Any = None,
     credential: str | None = None,
     tools: list[Tool] | None = None,
+    summaries: list[Any] | None = None,
 ) -> AsyncIterator[Harness]:
     store = SqlStore(url, lease_seconds=30)
     await store.open()
@@ -145,7 +146,7 @@ async def harness(
     registry = ToolRegistry(tools if tools is not None else make_tools(counters))
     skill_registry = SkillRegistry(skills if skills is not None else [TEST_SKILL, EXTRA_SKILL])
     registry.register(load_skill_tool(skill_registry))
-    model = ScriptedModel(replies)
+    model = ScriptedModel(replies, summaries=summaries)
     bus = InProcessBus()
     deps = TurnDeps(
         store,
@@ -172,15 +173,20 @@ def tool_messages(s: AgentSession) -> list[dict[str, Any]]:
 
 def assert_valid_transcript(s: AgentSession) -> None:
     """Every assistant tool call is answered by exactly one tool message, right after it."""
+    assert_valid_messages(s.transcript)
+
+
+def assert_valid_messages(msgs: list[dict[str, Any]]) -> None:
+    """Every assistant tool call is answered right after it, and no tool message is an orphan."""
     i = 0
-    msgs = s.transcript
     while i < len(msgs):
         calls = msgs[i].get("tool_calls") or []
+        assert msgs[i].get("role") != "tool", f"tool message at {i} answers no call before it"
         if calls:
-            answers = [m["tool_call_id"] for m in msgs[i + 1 : i + 1 + len(calls)]]
+            answers = [m.get("tool_call_id") for m in msgs[i + 1 : i + 1 + len(calls)]]
             assert answers == [c["id"] for c in calls], f"calls at {i} answered by {answers}"
             i += len(calls)
         i += 1
 
 
-__all__ = ["ALICE", "BOB", "Status", "assert_valid_transcript", "harness", "tool_messages"]
+__all__ = ["ALICE", "BOB", "Status", "assert_valid_messages", "assert_valid_transcript", "harness", "tool_messages"]

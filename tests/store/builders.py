@@ -93,6 +93,7 @@ def comparable(s: AgentSession) -> dict[str, Any]:
         "error": s.last_error,
         "dsl": s.last_dsl_id,
         "summary": s.summary,
+        "summary_upto": s.summary_upto,
         "version": s.version,
         "last_seq": s.last_seq,
         "persisted_count": s.persisted_count,

@@ -25,6 +25,7 @@ async def test_round_trip_keeps_every_field(store: Store) -> None:
     s.selected_skill_ids = ["finance-semantic-analysis"]
     s.current_turn_id = "turn-1"
     s.summary = "摘要"
+    s.summary_upto = 1
     s.last_dsl_id = "dsl-1"
     pending = job(s, "job-1", deadline=1_700_000_100.5)
     await store.create(Commit(s, events(s, 1, "SESSION_STARTED", "TURN_STARTED"), [pending]))

@@ -49,16 +49,27 @@ TokenSink = Callable[[str], Awaitable[None]]
 
 
 @dataclass(slots=True)
+class Fold:
+    """What a ``purpose="summary"`` request folds: the summary so far and the transcript messages
+    (whole turns) that left the prompt window. ``messages`` of the request carry the same as text."""
+
+    previous: str | None
+    messages: list[dict[str, Any]]
+    max_tokens: int
+
+
+@dataclass(slots=True)
 class ModelRequest:
-    """One model call. ``skills`` and ``global_context`` let the offline planner follow skill
-    plans; network adapters only send ``messages`` and ``tools``."""
+    """One model call. ``skills``, ``global_context`` and ``fold`` let the offline planner follow
+    skill plans and summarise; network adapters only send ``messages`` and ``tools``."""
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     skills: list[Any] = field(default_factory=list)
     global_context: dict[str, Any] = field(default_factory=dict)
     on_token: TokenSink | None = None
-    purpose: str = "turn"  # "turn" | "route"
+    purpose: str = "turn"  # "turn" | "route" | "summary"
+    fold: Fold | None = None  # purpose "summary" only
 
 
 def tool_message(tool_call_id: str, content: str) -> dict[str, Any]:

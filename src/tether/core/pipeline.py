@@ -134,7 +134,8 @@ class ToolPipeline:
         content = frame(call.name, kind, data)
         registered = self.registry.get(call.name)
         if self.audit is not None and registered is not None and registered.audited:
-            await self.audit.record(ctx, call.name, step.args, kind)
+            audited = {**step.args, "_audit": ctx.audit_notes} if ctx.audit_notes else step.args
+            await self.audit.record(ctx, call.name, audited, kind)
         ms = round((step.finished_at - started) * 1000, 2)
         if kind == "error":
             emit(

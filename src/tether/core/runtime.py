@@ -65,7 +65,9 @@ class Runtime:
         check_message(message)
         owner, identity = split_caller(who)
         s = AgentSession.new(owner, message, global_context)
-        selection = await self.router.select(message, s.global_context)
+        if identity is not None:
+            s.global_context["_provider"] = identity.provider  # which packs' prompt text applies
+        selection = await self.router.select(message, s.global_context, identity.provider if identity else None)
         s.selected_skill_ids = selection.skill_ids
         s.transcript.append({"role": "system", "content": ""})
         s.transcript.append({"role": "user", "content": message})
@@ -109,11 +111,12 @@ class Runtime:
             pending = s.pending_interaction
             if s.status is Status.WAITING_USER_INPUT and pending and pending["kind"] != "login":
                 return await self._answer(s, pending["interactionId"], {"answer": message}, identity)
-            s.pending_interaction = None  # a lapsed login: the message is a new request, with the new token
+            if pending and pending["kind"] == "login":
+                _close_lapsed_login(s, pending)  # the message is a new request, sent with the new token
             s.transition(Status.RUNNING)
             s.append({"role": "user", "content": message})
             turn = self._turn(s, resumed=False, identity=identity)
-            selection = await self.router.select(message, s.global_context)
+            selection = await self.router.select(message, s.global_context, identity.provider if identity else None)
             added = [i for i in selection.skill_ids if i not in s.selected_skill_ids]
             s.selected_skill_ids = s.selected_skill_ids + added  # a follow-up keeps what was chosen
             turn.emit(
@@ -292,6 +295,8 @@ class Runtime:
             raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
         if pending["interactionId"] != interaction_id:
             raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
+        if pending["kind"] == "login":
+            raise Conflict("the login expired: log in again, then send your request as a new message")
         call_id, tool_id = pending["toolCallId"], pending["toolId"]
         index = s.tool_message_index(call_id)
         if index is not None:
@@ -348,6 +353,20 @@ class Runtime:
             return None
         await self.dsl_store.save_dsl(dsl)
         return dsl.dsl_id
+
+
+LOGIN_LAPSED = "the user's login had expired; they logged in again and sent a new message"
+
+
+def _close_lapsed_login(s: AgentSession, pending: dict[str, Any]) -> None:
+    call_id, tool_id = pending["toolCallId"], pending["toolId"]
+    index = s.tool_message_index(call_id)
+    if index is not None:
+        s.set_message(index, tool_message(call_id, frame(tool_id, "error", {"error": LOGIN_LAPSED, "retryable": True})))
+    step = s.step(call_id)
+    if step is not None:
+        step.status, step.result, step.finished_at = "FAILED", {"error": LOGIN_LAPSED}, time.time()
+    s.pending_interaction = None
 
 
 def _unanswered_calls(s: AgentSession) -> list[tuple[dict[str, Any], bool]]:

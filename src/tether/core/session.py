@@ -131,7 +131,8 @@ class AgentSession:
     current_turn_id: str | None = None
     last_error: str | None = None
     last_dsl_id: str | None = None
-    summary: str | None = None
+    summary: str | None = None  # the rolling summary of the turns folded out of the prompt (core/memory.py)
+    summary_upto: int = 0  # transcript messages before this index are folded into ``summary``
     version: int = 0
     last_seq: int = 0  # the last event sequence number assigned in this session
     created_at: float = field(default_factory=time.time)

@@ -36,6 +36,10 @@ class Skill:
     answer: str | None = None
     plan_order: int = 50  # where this skill's plan goes when several skills are selected
     path: str = ""
+    audience: tuple[str, ...] = ()  # identity providers offered this skill (``identity:``); empty: everyone
+
+    def offered_to(self, provider: str | None) -> bool:
+        return provider is None or not self.audience or provider in self.audience
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,10 @@ def parse_skill(path: Path) -> Skill:
     if len(description) > MAX_DESCRIPTION:
         raise ValueError(f"'description' is {len(description)} chars; the limit is {MAX_DESCRIPTION}")
     plan = meta.get("plan") or []
-    if not isinstance(plan, list) or not all(isinstance(s, dict) and isinstance(s.get("tool"), str) for s in plan):
-        raise ValueError("'plan' must be a list of {tool: name, args: {...}} steps")
+    if not isinstance(plan, list) or not all(
+        isinstance(s, dict) and (isinstance(s.get("tool"), str) or isinstance(s.get("steps"), str)) for s in plan
+    ):
+        raise ValueError("'plan' must be a list of {tool: name, args: {...}} steps (or {steps: '${extract.x}'})")
     answer = meta.get("answer")
     order = meta.get("plan-order", 50)
     if not isinstance(order, int):
@@ -94,6 +100,7 @@ def parse_skill(path: Path) -> Skill:
         answer=answer if isinstance(answer, str) else None,
         plan_order=order,
         path=str(path),
+        audience=_str_list(meta, "identity"),
     )
 
 
@@ -146,11 +153,13 @@ class Selection:
         return {"selectedSkillIds": self.skill_ids, "path": self.path, "reason": self.reason}
 
 
-def select_by_rules(registry: SkillRegistry, query: str) -> Selection:
+def select_by_rules(registry: SkillRegistry, query: str, provider: str | None = None) -> Selection:
     text = query.lower()
     chosen = []
     hits: list[str] = []
     for s in registry.skills:
+        if not s.offered_to(provider):
+            continue
         words = [k for k in s.keywords if k.lower() in text]
         if words:
             chosen.append(s.name)
@@ -171,20 +180,22 @@ class SkillRouter:
         self.model = model
         self.use_model = use_model and model is not None
 
-    async def select(self, query: str, global_context: dict[str, Any]) -> Selection:
+    async def select(self, query: str, global_context: dict[str, Any], provider: str | None = None) -> Selection:
+        """``provider`` (the caller's identity provider) limits the choice to the skills offered to it."""
         if not self.registry.skills:
             return Selection([], "rules", "no skills are installed")
         if not self.use_model or self.model is None:
-            return select_by_rules(self.registry, query)
-        why = await self._ask_model(query, global_context)
+            return select_by_rules(self.registry, query, provider)
+        why = await self._ask_model(query, global_context, provider)
         if isinstance(why, Selection):
             return why
-        fallback = select_by_rules(self.registry, query)
+        fallback = select_by_rules(self.registry, query, provider)
         fallback.reason = f"model routing {why}; fell back to rules: {fallback.reason}"
         return fallback
 
-    async def _ask_model(self, query: str, global_context: dict[str, Any]) -> Selection | str:
-        catalogue = "\n".join(f"- {s.name}: {s.description}" for s in self.registry.skills)
+    async def _ask_model(self, query: str, global_context: dict[str, Any], provider: str | None) -> Selection | str:
+        offered = [s for s in self.registry.skills if s.offered_to(provider)]
+        catalogue = "\n".join(f"- {s.name}: {s.description}" for s in offered)
         messages = [
             {"role": "system", "content": ROUTER_PROMPT + catalogue},
             {"role": "user", "content": query},
@@ -205,7 +216,7 @@ class SkillRouter:
         ids = answer.get("selectedSkillIds") if isinstance(answer, dict) else None
         if not isinstance(ids, list) or not ids:
             return "returned an empty choice"
-        unknown = [i for i in ids if i not in self.registry.ids()]
+        unknown = [i for i in ids if i not in {s.name for s in offered}]
         if unknown:
             return f"named unknown skill id(s) {unknown}"
         return Selection([str(i) for i in ids], "model", str(answer.get("reason") or "model choice"))

@@ -55,6 +55,8 @@ class ToolContext:
     credential: str | None = field(default=None, repr=False)
     issue_job: JobIssuer | None = None
     services: dict[str, Any] = field(default_factory=dict)
+    # what an audited tool adds to its audit row (e.g. the SQL as run, a row count); no secrets
+    audit_notes: dict[str, Any] = field(default_factory=dict)
 
     async def async_job(self) -> JobTicket:
         if self.issue_job is None:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tether.core import memory
 from tether.core.events import EventType, RuntimeEvent
 from tether.core.loop import Decision
 from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_message
@@ -36,6 +37,7 @@ class Limits:
     model_retries: int = 2
     model_backoff_s: float = 0.5
     job_timeout_s: float = 1800.0
+    context_tokens: int = 24000  # what one model request may carry, as core/memory.py estimates it
 
 
 @dataclass
@@ -51,13 +53,15 @@ class TurnDeps:
     credential: str | None = None
     services: dict[str, Any] | None = None
     on_final: Callable[[AgentSession, str], Awaitable[str | None]] | None = None  # compile DSL
-    prompt_sections: list[Callable[[], str]] | None = None  # packs' extra system-prompt text
+    # packs' extra system-prompt text, each for the sessions of the listed identity providers (empty: all)
+    prompt_sections: list[tuple[tuple[str, ...], Callable[[], str]]] | None = None
 
 
 INTERACTION_EVENTS = {
     "question": EventType.QUESTION,
     "form": EventType.FORM_COLLECT,
     "proposal": EventType.WRITE_PROPOSAL,
+    "login": EventType.LOGIN_EXPIRED,  # the business system refused the user's token: they must log in again
 }
 
 
@@ -121,7 +125,8 @@ class Turn:
         self.allowed = skills.allowed_tools(self.session.selected_skill_ids) | {"load_skill"}
         registry = self.deps.pipeline.registry
         tools = [t for n in registry.names() if n in self.allowed and (t := registry.get(n)) is not None]
-        sections = [section() for section in self.deps.prompt_sections or []]
+        provider = self.session.global_context.get("_provider")
+        sections = [fn() for audience, fn in self.deps.prompt_sections or [] if not audience or provider in audience]
         prompt = {"role": "system", "content": system_prompt(self.session, skills, tools, sections)}
         if not self.session.transcript or self.session.transcript[0].get("role") != "system":
             self.session.transcript.insert(0, prompt)
@@ -131,13 +136,8 @@ class Turn:
     async def ask_model(self) -> ModelReply:
         deps, s = self.deps, self.session
         skills = [k for k in (deps.skills.get(i) for i in s.selected_skill_ids) if k is not None]
-        request = ModelRequest(
-            s.transcript,
-            deps.pipeline.registry.specs(self.allowed),
-            skills,
-            s.global_context,
-            on_token=self._on_token,
-        )
+        tools = deps.pipeline.registry.specs(self.allowed)
+        request = ModelRequest(await self._window(tools), tools, skills, s.global_context, on_token=self._on_token)
         attempt = 0
         while True:
             try:
@@ -148,6 +148,17 @@ class Turn:
                 attempt += 1
                 self.emit(EventType.ERROR, {"message": f"model call failed, retrying ({attempt}): {exc.message}"})
                 await asyncio.sleep(self.limits.model_backoff_s * 2 ** (attempt - 1))
+
+    async def _window(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The part of the transcript this request carries; turns that fell out of it are folded
+        into the session's summary first (committed with the round)."""
+        s, budget = self.session, self.limits.context_tokens
+        upto = memory.fold_point(s.transcript, s.summary, s.summary_upto, budget, tools)
+        if upto > s.summary_upto:
+            start = max(s.summary_upto, 1)  # message 0 is the system prompt
+            s.summary = await memory.fold(self.deps.model, s.summary, s.transcript[start:upto], budget)
+            s.summary_upto = upto
+        return memory.window(s.transcript, s.summary, s.summary_upto, budget, tools)
 
     async def _on_token(self, delta: str) -> None:
         self.emit(EventType.TOKEN, {"delta": delta})

@@ -3,7 +3,8 @@
 It follows the selected skills' ``plan`` (a tool sequence), fills arguments from the request
 with pack-provided extractors, the global context and earlier results, and writes the final
 answer from the skill's ``answer`` template. It says what it is in the answer metadata. When an
-extractor cannot tell something, it asks instead of guessing (``PlannerQuestion``).
+extractor cannot tell something, it asks instead of guessing (``PlannerQuestion``). It writes the
+rolling summary of older turns (``purpose="summary"``) with ``memory.deterministic_summary``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from tether.core.memory import deterministic_summary
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
 
 META = {"model": "planner", "note": "offline rule planner (no LLM): follows skill plans with templates"}
@@ -40,8 +42,95 @@ def _lookup(path: str, scope: dict[str, Any]) -> Any:
     return current
 
 
+def markdown_table(value: Any, columns: str = "", limit: int = 20) -> str:
+    """A Markdown table of a tool's rows: ``{columns, rows[, labels]}`` or a list of objects.
+    ``columns`` (comma-separated) picks and orders columns; cells are one line, ``|`` escaped."""
+    labels: dict[str, str] = {}
+    coded: dict[str, dict[str, str]] = {}
+    if isinstance(value, dict) and "rows" in value:
+        labels = dict(value.get("labels") or {})
+        coded = dict(value.get("valueLabels") or {})
+        names = [str(c) for c in value.get("columns") or []]
+        records = [dict(zip(names, row, strict=False)) if isinstance(row, list) else row for row in value["rows"]]
+    elif isinstance(value, list):
+        records = [r for r in value if isinstance(r, dict)]
+        names = list(dict.fromkeys(k for r in records for k in r))
+    else:
+        return str(value)
+    if columns:
+        names = [c for c in columns.split(",") if c]
+    if not records:
+        return "（没有符合条件的记录）"
+
+    def cell(v: Any) -> str:
+        text = "" if v is None else (f"{v:,.2f}" if isinstance(v, float) else str(v))
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")[:80]
+
+    head = "| " + " | ".join(cell(labels.get(n, n)) for n in names) + " |"
+    rule = "|" + "---|" * len(names)
+
+    def shown(record: dict[str, Any], name: str) -> Any:
+        v = record.get(name)
+        return coded.get(name, {}).get(str(v), v) if v is not None else v
+
+    body = ["| " + " | ".join(cell(shown(r, n)) for n in names) + " |" for r in records[:limit]]
+    return "\n".join([head, rule, *body])
+
+
+def _table_filter(value: Any, arg: str, scope: dict[str, Any]) -> str:
+    columns = _lookup(arg[1:], scope) if arg.startswith("@") else arg
+    return markdown_table(value, columns if isinstance(columns, str) else ",".join(columns))
+
+
+def _render_filter(value: Any, arg: str, scope: dict[str, Any]) -> Any:
+    return render(value, scope)
+
+
+def _sum_filter(value: Any, arg: str, scope: dict[str, Any]) -> str:
+    """The sum of column ``arg`` over a tool's rows, as 1,234.50."""
+    if isinstance(value, dict) and "rows" in value:
+        names = [str(c) for c in value.get("columns") or []]
+        rows = [dict(zip(names, r, strict=False)) if isinstance(r, list) else r for r in value["rows"]]
+    else:
+        rows = [r for r in value or [] if isinstance(r, dict)]
+    total = sum(float(r.get(arg) or 0) for r in rows if isinstance(r.get(arg) or 0, (int, float, str)))
+    return f"{total:,.2f}"
+
+
+def _label_filter(value: Any, arg: str, scope: dict[str, Any]) -> Any:
+    """``${prev|label:status}``: a record's field shown with its display label (draft → 草稿)."""
+    record = value.get("master") if isinstance(value, dict) and "master" in value else value
+    raw = record.get(arg) if isinstance(record, dict) else None
+    labels = (value.get("valueLabels") or {}).get(arg, {}) if isinstance(value, dict) else {}
+    return labels.get(str(raw), raw) if raw is not None else ""
+
+
+# ``${path|name:arg}``; an ``arg`` of ``@path`` is looked up in the scope
+FILTERS: dict[str, Callable[[Any, str, dict[str, Any]], Any]] = {
+    "table": _table_filter,
+    "render": _render_filter,
+    "sum": _sum_filter,
+    "label": _label_filter,
+}
+
+
+def _value(expr: str, scope: dict[str, Any]) -> Any:
+    """``path`` or ``path|filter:arg``."""
+    path, bar, spec = expr.partition("|")
+    value = _lookup(path, scope)
+    if not bar:
+        return value
+    name, _, arg = spec.partition(":")
+    fn = FILTERS.get(name.strip())
+    if fn is None:
+        raise KeyError(f"{path}|{name}")
+    return fn(value, arg.strip(), scope)
+
+
 def render(template: Any, scope: dict[str, Any]) -> Any:
-    """``"${a.b}"`` alone keeps the value's type; inside text it is interpolated."""
+    """``"${a.b}"`` alone keeps the value's type; inside text it is interpolated.
+    ``${a.b|table}`` / ``${a.b|table:col1,col2}`` renders rows as a Markdown table;
+    ``${a.b|render}`` renders a template that an extractor built."""
     if isinstance(template, dict):
         return {k: render(v, scope) for k, v in template.items()}
     if isinstance(template, list):
@@ -50,10 +139,10 @@ def render(template: Any, scope: dict[str, Any]) -> Any:
         return template
     whole = TEMPLATE_RE.fullmatch(template)
     if whole:
-        return _lookup(whole.group(1), scope)
+        return _value(whole.group(1), scope)
 
     def sub(m: re.Match[str]) -> str:
-        value = _lookup(m.group(1), scope)
+        value = _value(m.group(1), scope)
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
     return TEMPLATE_RE.sub(sub, template)
@@ -74,6 +163,23 @@ def _tool_data(message: dict[str, Any]) -> dict[str, Any]:
     return body if isinstance(body, dict) else {"kind": "value", "data": body}
 
 
+def _expand(plan: list[dict[str, Any]], scope: dict[str, Any]) -> list[dict[str, Any]]:
+    """A plan entry ``{steps: "${extract.x}"}`` stands for the steps an extractor chose for this
+    request (their arguments are rendered when each step runs, so they may use earlier results)."""
+    out: list[dict[str, Any]] = []
+    spliced: set[str] = set()
+    for entry in plan:
+        if "steps" in entry and "tool" not in entry:
+            if str(entry["steps"]) in spliced:  # several skills sharing one extractor's choice: once
+                continue
+            spliced.add(str(entry["steps"]))
+            chosen = render(entry["steps"], scope)
+            out += [s for s in chosen or [] if isinstance(s, dict) and isinstance(s.get("tool"), str)]
+        else:
+            out.append(entry)
+    return out
+
+
 class PlannerModel:
     name = "planner"
 
@@ -83,6 +189,10 @@ class PlannerModel:
     async def chat(self, request: ModelRequest) -> ModelReply:
         if request.purpose == "route":
             return ModelReply(content="", meta=META)  # the router's keyword rules decide
+        if request.purpose == "summary":
+            fold = request.fold
+            text = deterministic_summary(fold.previous, fold.messages, fold.max_tokens) if fold else ""
+            return ModelReply(content=text, meta=META)
         query, recent = _since_last_user(request.messages)
         results = [_tool_data(m) for m in recent if m.get("role") == "tool"]
         failed = next((r for r in results if r.get("kind") == "error"), None)
@@ -99,8 +209,11 @@ class PlannerModel:
             )
         try:
             scope = self._scope(query, request, [r.get("data") for r in results])
+            plan = _expand(plan, scope)
         except PlannerQuestion as q:
             return self._answer(str(q))
+        except KeyError as exc:
+            return self._answer(f"I could not plan this request: {exc.args[0]!r} is unknown.")
         done = sum(1 for m in recent if m.get("role") == "assistant" and m.get("tool_calls"))
         if done < len(plan):
             return self._call(plan[done], scope)

@@ -4,6 +4,8 @@ Each call takes the next entry: a ``ModelReply``, a callable that gets the ``Mod
 a test can assert on what the model saw) and returns a reply, or an exception to raise (a
 ``ModelError`` simulates a failing endpoint). A call past the end of the script fails loudly with
 ``ScriptExhausted``; ``assert_consumed()`` fails if entries were never used. Never for production.
+Requests with ``purpose="summary"`` (the rolling summary, core/memory.py) take the next entry of
+``summaries`` when one is given, so a test need not predict when the window folds.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class ScriptedModel:
         self,
         replies: Iterable[ScriptEntry] = (),
         *,
+        summaries: Iterable[ScriptEntry] | None = None,
         fail_times: int = 0,
         fail_retryable: bool = True,
         name: str = "scripted",
@@ -50,6 +53,7 @@ class ScriptedModel:
         ]
         self._script: list[ScriptEntry] = failures + list(replies)
         self._next = 0
+        self._summaries = None if summaries is None else list(summaries)
         self.name = name
         self.requests: list[ModelRequest] = []
 
@@ -60,13 +64,7 @@ class ScriptedModel:
 
     async def chat(self, request: ModelRequest) -> ModelReply:
         self.requests.append(_snapshot(request))
-        if self._next >= len(self._script):
-            raise ScriptExhausted(
-                f"ScriptedModel {self.name!r} got call #{len(self.requests)} but its script has only "
-                f"{len(self._script)} entries; the last message was {_last_message(request)}"
-            )
-        entry = self._script[self._next]
-        self._next += 1
+        entry = self._take(request)
         if isinstance(entry, BaseException):
             raise entry
         reply = entry(request) if callable(entry) else entry
@@ -78,6 +76,19 @@ class ScriptedModel:
             for piece in re.findall(r"\s*\S+|\s+$", reply.content):
                 await request.on_token(piece)
         return reply
+
+    def _take(self, request: ModelRequest) -> ScriptEntry:
+        if request.purpose == "summary" and self._summaries is not None:
+            if not self._summaries:
+                raise ScriptExhausted(f"ScriptedModel {self.name!r} got a summary request past its summaries")
+            return self._summaries.pop(0)
+        if self._next >= len(self._script):
+            raise ScriptExhausted(
+                f"ScriptedModel {self.name!r} got call #{len(self.requests)} but its script has only "
+                f"{len(self._script)} entries; the last message was {_last_message(request)}"
+            )
+        self._next += 1
+        return self._script[self._next - 1]
 
     def assert_consumed(self) -> None:
         """Fail if the code under test stopped before using the whole script."""

@@ -84,6 +84,7 @@ def session_state(s: AgentSession) -> str:
             "lastError": s.last_error,
             "lastDslId": s.last_dsl_id,
             "summary": s.summary,
+            "summaryUpto": s.summary_upto,
         }
     )
 
@@ -187,6 +188,7 @@ def session_from_row(row: Row, bodies: list[str]) -> AgentSession:
         last_error=state.get("lastError"),
         last_dsl_id=state.get("lastDslId"),
         summary=state.get("summary"),
+        summary_upto=int(state.get("summaryUpto") or 0),
         version=row["version"],
         last_seq=int(row["last_seq"]),
         created_at=row["created_at"],

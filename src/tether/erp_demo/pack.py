@@ -1,0 +1,33 @@
+"""The demo ERP as a pack of the embedded default: ``tether.erp_demo.pack`` mounts the ERP at
+``/erp`` inside ``tether serve`` and prepares its database at start-up (mounted apps' own
+lifespans do not run). The ERP pack still reaches it over HTTP, as it would a real ERP.
+
+Leave it out of ``TETHER_PACKS`` (or set ``TETHER_ERP_EMBEDDED=false``) when the ERP runs
+elsewhere — ``tether erp serve`` or a real one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from tether.erp_demo.app import ErpDemo
+from tether.erp_demo.settings import ErpSettings
+from tether.pack import Pack
+
+log = logging.getLogger("tether.erp_demo")
+
+
+def pack(env: Any) -> Pack:
+    erp = ErpDemo(ErpSettings())
+
+    async def startup(_services: Any) -> None:
+        seeded = await asyncio.to_thread(erp.prepare)
+        if seeded:
+            log.info("demo ERP seeded: %s", ", ".join(f"{k} {v}" for k, v in seeded.items()))
+
+    async def shutdown(_services: Any) -> None:
+        erp.close()
+
+    return Pack(name="erp_demo", startup=startup, shutdown=shutdown, apps={"/erp": erp.asgi})

@@ -1,0 +1,1 @@
+"""The ERP assistant pack (seed 003): ``TETHER_PACKS=tether.packs.erp.pack``."""

@@ -1,0 +1,97 @@
+"""The ERP adapter: a thin HTTP client of the ERP's own API (seed 003 §2: tools are HTTP clients
+sending the same requests as the ERP's front end). Pointing tether at another ERP means another
+client with these methods, not another design.
+
+The user's token is an argument of every call and goes only into the ``Authorization`` header;
+it is never logged, cached by value or put in an error message. ERP failures are translated
+here: 401 → ``LoginExpired``; other refusals → ``ToolError`` with the ERP's message.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from tether.pack import ToolError
+
+
+class LoginExpired(ToolError):
+    """The ERP refused the user's token (expired or logged out)."""
+
+    def __init__(self) -> None:
+        super().__init__("the ERP login has expired; log in again", retryable=False)
+
+
+class ErpClient:
+    def __init__(self, base_url: str, timeout_s: float = 15.0, metadata_ttl_s: float = 300.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
+        self._metadata_ttl_s = metadata_ttl_s
+        self._configs: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._forms: tuple[float, list[dict[str, Any]]] | None = None
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(self, method: str, path: str, token: str | None, **kwargs: Any) -> dict[str, Any]:
+        headers = {"Authorization": token} if token else {}
+        try:
+            response = await self._http.request(method, path, headers=headers, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ToolError(f"the ERP could not be reached ({type(exc).__name__})", retryable=True) from None
+        if response.status_code == 401:
+            raise LoginExpired()
+        try:
+            body = response.json()
+        except ValueError:
+            body = {"msg": response.text[:200]}
+        if response.status_code >= 400:
+            message = body.get("msg") or body.get("error") or body.get("detail") or response.reason_phrase
+            raise ToolError(f"the ERP refused the request ({response.status_code}): {message}")
+        return body if isinstance(body, dict) else {"data": body}
+
+    # ---- identity ---------------------------------------------------------------------------------
+
+    async def login(self, username: str, password: str) -> dict[str, Any]:
+        return await self._call("POST", "/login", None, json={"username": username, "password": password})
+
+    async def logout(self, token: str) -> dict[str, Any]:
+        return await self._call("POST", "/logout", token)
+
+    async def me(self, token: str) -> dict[str, Any]:
+        return await self._call("GET", "/me", token)
+
+    # ---- metadata ---------------------------------------------------------------------------------
+
+    async def forms(self, token: str) -> list[dict[str, Any]]:
+        """Every form of the ERP (not filtered by grants: the ERP does not know them)."""
+        now = time.monotonic()
+        if self._forms is not None and now - self._forms[0] < self._metadata_ttl_s:
+            return self._forms[1]
+        body = await self._call("GET", "/forms", token)
+        forms = list(body.get("forms") or body.get("data") or [])
+        self._forms = (now, forms)
+        return forms
+
+    async def config(self, token: str, form_id: str) -> dict[str, Any]:
+        now = time.monotonic()
+        cached = self._configs.get(form_id)
+        if cached is not None and now - cached[0] < self._metadata_ttl_s:
+            return cached[1]
+        body = await self._call("GET", f"/forms/{form_id}/config", token)
+        self._configs[form_id] = (now, body)
+        return body
+
+    # ---- reads ------------------------------------------------------------------------------------
+
+    async def read(self, token: str, form_id: str, params: dict[str, Any], page: int, page_size: int) -> dict[str, Any]:
+        """Rows of a form. ``params`` must already be whitelisted: the ERP binds every key by name."""
+        body = {"sFormId": form_id, "pageNum": page, "pageSize": page_size, **params}
+        answer = await self._call("POST", "/getBusinessDataByFormcustomId", token, json=body)
+        dataset = answer.get("dataset") or {}
+        return {"rows": list(dataset.get("rows") or []), "total": int(dataset.get("total") or 0)}
+
+    async def record(self, token: str, form_id: str, record_id: str) -> dict[str, Any]:
+        return await self._call("GET", f"/getBusinessDataById/{form_id}/{record_id}", token)

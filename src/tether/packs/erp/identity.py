@@ -1,0 +1,87 @@
+"""The ``erp`` identity provider: the bearer token tether receives *is* the user's ERP token.
+
+It is resolved through the ERP's ``/me`` to user + brand + subsidiary + granted form ids, and
+the answer is reused for a few seconds (``TETHER_ERP_ME_CACHE_S``). The cache is keyed by an
+HMAC of the token under a key that lives only in this process's memory, so not even a hash of
+the token is kept anywhere an attacker could test guesses against. The token itself travels on
+the identity as ``credential`` for the request and its tool calls, and is never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from typing import Any
+
+from tether.pack import Identity, Owner, ToolError
+from tether.packs.erp.client import ErpClient, LoginExpired
+
+PROVIDER = "erp"
+
+
+def tenant_of(brands_id: Any, subsidiary_id: Any) -> str:
+    return f"erp-{brands_id}-{subsidiary_id}"
+
+
+def brand_of(tenant: str) -> int | None:
+    """The brand id of an ERP tenant string, None for other tenants."""
+    parts = tenant.split("-")
+    if len(parts) == 3 and parts[0] == "erp" and parts[1].isdigit():
+        return int(parts[1])
+    return None
+
+
+class ErpIdentityProvider:
+    name = PROVIDER
+
+    def __init__(self, client: ErpClient, cache_s: float = 5.0, max_entries: int = 10_000) -> None:
+        self.client = client
+        self.cache_s = cache_s
+        self.max_entries = max_entries
+        self._key = secrets.token_bytes(32)
+        self._cache: dict[bytes, tuple[float, Identity]] = {}
+
+    def _slot(self, token: str) -> bytes:
+        return hmac.new(self._key, token.encode(), hashlib.sha256).digest()
+
+    async def identify(self, token: str) -> Identity | None:
+        slot = self._slot(token)
+        now = time.monotonic()
+        hit = self._cache.get(slot)
+        if hit is not None and now - hit[0] < self.cache_s:
+            return _with_credential(hit[1], token)
+        try:
+            me = await self.client.me(token)
+        except LoginExpired:
+            self._cache.pop(slot, None)
+            return None
+        except ToolError:
+            return None  # the ERP is unreachable or refused: the token cannot be trusted now
+        identity = identity_from_me(me)
+        if len(self._cache) >= self.max_entries:
+            self._cache.clear()
+        self._cache[slot] = (now, identity)
+        return _with_credential(identity, token)
+
+    def forget(self, token: str) -> None:
+        self._cache.pop(self._slot(token), None)
+
+
+def identity_from_me(me: dict[str, Any]) -> Identity:
+    user_id = str(me["userId"])
+    brands, subsidiary = me.get("brandsId"), me.get("subsidiaryId")
+    profile = {
+        "name": me.get("name") or user_id,
+        "username": me.get("username") or user_id,
+        "brandsId": brands,
+        "subsidiaryId": subsidiary,
+        "jurisdiction": me.get("jurisdiction"),
+    }
+    grants = frozenset(str(f) for f in me.get("sAuthsId") or ())
+    return Identity(Owner(user_id, tenant_of(brands, subsidiary)), grants, provider=PROVIDER, profile=profile)
+
+
+def _with_credential(identity: Identity, token: str) -> Identity:
+    return Identity(identity.owner, identity.grants, token, identity.provider, identity.profile)

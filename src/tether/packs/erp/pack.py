@@ -1,0 +1,73 @@
+"""The ERP assistant pack (seed 003): ``tether.packs.erp.pack``.
+
+It talks to the ERP over HTTP only (``TETHER_ERP_BASE_URL``; by default the demo ERP mounted in
+this server at ``/erp``), resolves ERP tokens to identities, and reads the ERP database's views
+through a read-only connection for ``query_data`` and ``kg_search``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from tether.pack import Pack, PackEnv, ReadOnlyExecutor, create_read_engine, normalize_url
+from tether.packs.erp.client import ErpClient
+from tether.packs.erp.identity import ErpIdentityProvider
+from tether.packs.erp.kg import KnowledgeGraph
+from tether.packs.erp.planner_rules import extract
+from tether.packs.erp.prompt import RULES, domain_map
+from tether.packs.erp.query import QueryService
+from tether.packs.erp.routes import build_router
+from tether.packs.erp.settings import ErpPackSettings
+from tether.packs.erp.state import QueryState
+from tether.packs.erp.tools import Erp, build_tools
+
+log = logging.getLogger("tether.erp")
+SKILLS = Path(__file__).parent / "skills"
+
+
+def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
+    settings = settings or ErpPackSettings()
+    base_url = settings.base_url or f"{env.public_url.rstrip('/')}/erp"
+    client = ErpClient(base_url, timeout_s=settings.http_timeout_s)
+    executor = ReadOnlyExecutor(
+        str(normalize_url(settings.query_url or settings.database_url)),
+        timeout_s=settings.query_timeout_s,
+        max_rows=settings.query_max_rows,
+    )
+    state = QueryState(create_read_engine(normalize_url(env.settings.database_url), immediate=True))
+    query = QueryService(executor, state, max_rows=settings.query_max_rows)
+    return Erp(settings, client, query, KnowledgeGraph(executor))
+
+
+def pack(env: PackEnv) -> Pack:
+    erp = open_erp(env)
+    provider = ErpIdentityProvider(erp.client, cache_s=erp.settings.me_cache_s)
+    domains: list[str] = [""]
+
+    async def startup(_services: Any) -> None:
+        await asyncio.to_thread(erp.query.state.create)
+        try:
+            domains[0] = domain_map(await asyncio.to_thread(erp.kg.domains))
+        except Exception as exc:  # the ERP database is elsewhere or not ready: run without the map
+            log.warning("ERP domain map unavailable (%s); the prompt goes without it", type(exc).__name__)
+
+    async def shutdown(_services: Any) -> None:
+        await erp.client.aclose()
+        erp.query.executor.close()
+        erp.query.state.engine.dispose()
+
+    return Pack(
+        name="erp",
+        tools=build_tools(erp),
+        skill_dirs=[SKILLS],
+        extractors=[extract],
+        startup=startup,
+        shutdown=shutdown,
+        routers=[build_router(erp, provider)],
+        identity_providers=[provider],
+        prompt_sections=[lambda: RULES, lambda: domains[0]],
+        audience=(provider.name,),
+    )

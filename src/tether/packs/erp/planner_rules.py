@@ -1,0 +1,203 @@
+"""The offline planner's rules for the ERP pack: recognise a clerk's request, resolve the entity
+it names (material code or name, customer name, bill number, date phrase) and choose the steps
+and the answer template (``extract.erp.plan`` / ``extract.erp.answer``, spliced in by the ERP
+skills' ``steps`` entries).
+
+Entity resolution is exact for codes and bill numbers and fuzzy (the ERP's substring filters)
+for names; every match is shown, so an ambiguous name shows its candidates. A request it does not
+recognise gets an answer listing what it can do — never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from typing import Any
+
+# codes sit next to Chinese characters, which count as word characters: no \b here
+BILL_NO = re.compile(r"(?<![A-Za-z0-9])(QT|SO|DN|IV|RC|PO|IN)\d{6}-\d{4}(?![0-9])", re.I)
+MATERIAL_CODE = re.compile(r"(?<![A-Za-z0-9])M\d{4}(?![0-9])", re.I)
+_LEAD = r"(?:请|帮我|麻烦)?(?:查一下|查询一下|查询|查查|查|看一下|看看|看|列出|统计一下|统计)?"
+_STOCK_OF = re.compile(_LEAD + r"(?:物料)?(.+?)(?:的)?(?:现存量|库存(?:数量|情况|还有多少|有多少)?|还有多少)")
+_AR_OF = re.compile(_LEAD + r"(?:客户)?(.+?)的?(?:应收账款|应收|欠款)")
+_ORDERS_OF = re.compile(_LEAD + r"(?:客户)?(.+?)(?:最近|近期|最新)的?(?:销售)?订单")
+_RECON_OF = re.compile(_LEAD + r"(?:客户)?(.+?)(?:本月|上月|这个月|上个月)?的?(?:对账|对账单)")
+_OVER_DAYS = re.compile(r"(?:超期|逾期|超过|超)(\d{1,4})\s*天")
+_NOISE = re.compile(r"^(?:一下|下|的|客户|物料|我的|我们的)+|(?:的|一下)+$")
+
+DISPLAY = {
+    "stock": "material_code,material_name,spec,warehouse_name,qty,unit,last_in_date,last_out_date",
+    "low_stock": "material_code,material_name,spec,safety_stock,stock_qty,shortage_qty",
+    "ar": "bill_no,customer_name,bill_date,due_date,total_amount,received_amount,balance,overdue_days,aging_bucket",
+    "orders": "bill_no,bill_date,customer_name,status,total_amount,delivery_date,salesman_name",
+    "quotation_lines": "line_no,material_code,material_name,spec,qty,unit_price,amount",
+}
+HELP = (
+    "我是离线规则规划器（无大模型）。我能回答这样的问题：查一下<物料名或编码>的库存 · 哪些物料低于安全库存？ · "
+    "<客户名>的应收账款有多少超期了？ · 列出超期90天以上的应收 · 本月销售订单按客户汇总 · "
+    "报价单<单号>的明细 · <客户名>最近的销售订单 · <客户名>本月对账"
+)
+
+
+def _clean(term: str) -> str:
+    term = re.sub(r"[？?。！!，,\s]+", "", term)
+    return _NOISE.sub("", term).strip()
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def month_range(query: str, today: date | None = None) -> tuple[date, date, str]:
+    today = today or date.today()
+    first = today.replace(day=1)
+    if "上月" in query or "上个月" in query:
+        end = first - timedelta(days=1)
+        return end.replace(day=1), end, f"{end:%Y年%m月}"
+    if "今年" in query or "本年" in query:
+        return today.replace(month=1, day=1), today, f"{today:%Y年}"
+    return first, today, f"{today:%Y年%m月}"
+
+
+def _read(form_id: str, filters: dict[str, Any], page_size: int = 20) -> list[dict[str, Any]]:
+    args = {"form_id": form_id, "filters": filters, "page": 1, "page_size": page_size}
+    return [{"tool": "read_form_data", "args": args}]
+
+
+def _stock(query: str) -> dict[str, Any] | None:
+    if re.search(r"安全库存|低于.*库存|库存.*(?:不足|预警)|缺货|需要补货", query):
+        return {
+            "plan": _read("4002", {}, 50),
+            "answer": "以下物料的现存量低于安全库存（共 ${prev.total} 种），建议尽快补货：\n\n"
+            f"${{prev|table:{DISPLAY['low_stock']}}}",
+        }
+    code = MATERIAL_CODE.search(query)
+    match = _STOCK_OF.search(query)
+    if code:
+        filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
+    elif match and _clean(match.group(1)):
+        name = _clean(match.group(1))
+        filters = {"material_name": name}
+    else:
+        return None
+    return {
+        "plan": _read("4001", filters, 50),
+        "answer": f"{name} 的库存（共 ${{prev.total}} 条台账记录）：\n\n${{prev|table:{DISPLAY['stock']}}}",
+    }
+
+
+def _receivables(query: str) -> dict[str, Any] | None:
+    if not re.search(r"应收|欠款|账龄|催收|超期|逾期", query):
+        return None
+    days = _OVER_DAYS.search(query)
+    match = _AR_OF.search(query)
+    customer = _clean(match.group(1)) if match else ""
+    if customer and re.fullmatch(r"(?:列出|所有|全部|哪些)?(?:超期|逾期)?\d*天?(?:以上)?", customer):
+        customer = ""
+    min_days = int(days.group(1)) if days else 1
+    filters: dict[str, Any] = {"min_overdue_days": min_days}
+    if customer:
+        filters["customer_name"] = customer
+        head = f"{customer} 逾期的应收（逾期 ≥ {min_days} 天）"
+    else:
+        head = f"逾期 {min_days} 天以上的应收"
+    return {
+        "plan": _read("5001", filters, 100),
+        "answer": f"{head}：共 ${{prev.total}} 张发票，未收余额合计 ${{prev|sum:balance}} 元。\n\n"
+        f"${{prev|table:{DISPLAY['ar']}}}",
+    }
+
+
+def _sales_summary(query: str) -> dict[str, Any] | None:
+    if not (re.search(r"销售订单|销售额|订单", query) and re.search(r"汇总|按客户|统计|合计", query)):
+        return None
+    start, end, label = month_range(query)
+    sql = (
+        "SELECT customer_name, COUNT(*) AS order_count, SUM(total_amount) AS total_amount "
+        f"FROM viw_sales_order WHERE bill_date >= {_sql_text(start.isoformat())} "
+        f"AND bill_date <= {_sql_text(end.isoformat())} "
+        "GROUP BY customer_name ORDER BY total_amount DESC LIMIT 50"
+    )
+    return {
+        "plan": [{"tool": "query_data", "args": {"question": f"{label}销售订单按客户汇总", "sql": sql}}],
+        "answer": f"{label}销售订单按客户汇总（{start} 至 {end}，共 ${{prev.rowCount}} 个客户，"
+        "金额合计 ${prev|sum:total_amount} 元）：\n\n${prev|table:customer_name,order_count,total_amount}",
+    }
+
+
+def _quotation(query: str) -> dict[str, Any] | None:
+    bill = BILL_NO.search(query)
+    if not bill or not bill.group(0).upper().startswith("QT"):
+        return None
+    bill_no = bill.group(0).upper()
+    return {
+        "plan": [{"tool": "lookup_record", "args": {"form_id": "2001", "record_id": bill_no}}],
+        "answer": f"报价单 {bill_no}：客户 ${{prev.master.customer_name}}，日期 ${{prev.master.bill_date}}，"
+        "状态 ${prev|label:status}，金额合计 ${prev.master.total_amount} 元。备注：${prev.master.remark}\n\n"
+        f"明细（${{prev.details.total}} 行）：\n\n${{prev.details|table:{DISPLAY['quotation_lines']}}}",
+    }
+
+
+def _orders(query: str) -> dict[str, Any] | None:
+    match = _ORDERS_OF.search(query)
+    if not match or not _clean(match.group(1)):
+        return None
+    customer = _clean(match.group(1))
+    return {
+        "plan": _read("2002", {"customer_name": customer}, 10),
+        "answer": f"{customer} 最近的销售订单（共 ${{prev.total}} 张，最新在前，至多 10 张）：\n\n"
+        f"${{prev|table:{DISPLAY['orders']}}}",
+    }
+
+
+def _reconciliation(query: str) -> dict[str, Any] | None:
+    if "对账" not in query:
+        return None
+    match = _RECON_OF.search(query)
+    customer = _clean(match.group(1)) if match else ""
+    start, end, label = month_range(query)
+    where_customer = f" AND customer_name LIKE {_sql_text('%' + customer + '%')}" if customer else ""
+    period = f"bill_date >= {_sql_text(start.isoformat())} AND bill_date <= {_sql_text(end.isoformat())}"
+    sql = (
+        "SELECT customer_name, SUM(invoiced) AS invoiced, SUM(received) AS received, "
+        "SUM(invoiced) - SUM(received) AS difference FROM ("
+        f"SELECT customer_name, total_amount AS invoiced, 0 AS received FROM viw_sales_invoice WHERE {period}{where_customer} "
+        "UNION ALL "
+        f"SELECT customer_name, 0 AS invoiced, amount AS received FROM viw_receipt WHERE {period}{where_customer}"
+        ") t GROUP BY customer_name ORDER BY difference DESC LIMIT 50"
+    )
+    who = customer or "各客户"
+    return {
+        "plan": [{"tool": "query_data", "args": {"question": f"{label}{who}对账", "sql": sql}}],
+        "answer": f"{label}{who}对账（{start} 至 {end}，开票对收款）：开票合计 ${{prev|sum:invoiced}} 元，"
+        "收款合计 ${prev|sum:received} 元。\n\n${prev|table:customer_name,invoiced,received,difference}",
+    }
+
+
+_NEW_QUOTE_FOR = re.compile(r"(?:新建|新开|开|做)(?:一张|一份)?报价单?(?:给|，给)?(?:客户)?(.*)$|给(?:客户)?(.+?)报价")
+
+
+def _new_quotation(query: str) -> dict[str, Any] | None:
+    match = _NEW_QUOTE_FOR.search(query)
+    if not match:
+        return None
+    customer = _clean(re.split(r"[：:，,]", (match.group(1) or match.group(2) or ""))[0])
+    if not customer:
+        return None
+    return {
+        "plan": _read("2001", {"customer_name": customer}, 5),
+        "answer": f"为 {customer} 新建报价：写入要经过确认（提议 → 你确认 → ERP 执行），此版本尚未开放写入。"
+        "以下是该客户最近的报价单（共 ${prev.total} 张），可作参考：\n\n"
+        f"${{prev|table:{DISPLAY['orders'].replace('delivery_date,', '')}}}",
+    }
+
+
+RULES = (_new_quotation, _quotation, _reconciliation, _sales_summary, _receivables, _stock, _orders)
+
+
+def extract(query: str, context: dict[str, Any]) -> dict[str, Any]:
+    for rule in RULES:
+        chosen = rule(query)
+        if chosen is not None:
+            return {"erp": chosen}
+    return {"erp": {"plan": [], "answer": HELP}}

@@ -1,0 +1,58 @@
+"""The pack's HTTP routes: ``/api/auth/*`` proxies the ERP login for the chat page and the CLI.
+
+The token the ERP returns is handed to the caller and nowhere else: it is not logged or stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether.pack import IdentityDep, ToolError, Unauthorized
+from tether.packs.erp.client import LoginExpired
+from tether.packs.erp.identity import ErpIdentityProvider
+from tether.packs.erp.tools import Erp
+
+
+class Login(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    username: str = Field(min_length=1, max_length=64)
+    password: str = Field(min_length=1, max_length=256)
+
+
+def build_router(erp: Erp, provider: ErpIdentityProvider) -> APIRouter:
+    router = APIRouter(prefix="/api/auth", tags=["auth"])
+
+    @router.post("/login", summary="Log in with an ERP username and password; returns the ERP token")
+    async def login(body: Login) -> dict[str, Any]:
+        try:
+            answer = await erp.client.login(body.username, body.password)
+        except LoginExpired:
+            raise Unauthorized("wrong ERP username or password") from None
+        except ToolError as exc:
+            raise Unauthorized(f"the ERP login failed: {exc.message}") from None
+        return {"token": answer.get("token"), "expiresAt": answer.get("expiresAt"), "user": answer.get("user")}
+
+    @router.post("/logout", summary="Revoke the ERP token this request carries")
+    async def logout(request: Request, who: IdentityDep) -> dict[str, Any]:
+        if who.provider != provider.name or not who.credential:
+            return {"ok": True, "note": "not an ERP login; nothing to revoke"}
+        with contextlib.suppress(LoginExpired):  # already expired: nothing left to revoke
+            await erp.client.logout(who.credential)
+        provider.forget(who.credential)
+        return {"ok": True}
+
+    @router.get("/me", summary="Who the bearer token is: user, tenant, granted forms (never the token)")
+    async def me(who: IdentityDep) -> dict[str, Any]:
+        return {
+            "userId": who.owner.user_id,
+            "tenant": who.owner.tenant,
+            "provider": who.provider,
+            "grants": sorted(who.grants),
+            "profile": who.profile,
+        }
+
+    return router

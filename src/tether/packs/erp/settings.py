@@ -1,0 +1,28 @@
+"""The ERP pack's settings (prefix ``TETHER_ERP_``; the demo ERP reads the same prefix)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from tether.pack import PackSettings
+
+EMBEDDED_ERP_URL = "sqlite:///./var/erp.db"
+
+
+class ErpPackSettings(PackSettings):
+    model_config = SettingsConfigDict(env_prefix="TETHER_ERP_", extra="ignore")
+
+    base_url: str | None = Field(None, description="the ERP's HTTP base URL (default: <TETHER_PUBLIC_URL>/erp)")
+    embedded: bool = Field(True, description="mount the demo ERP at /erp inside tether serve")
+    database_url: str = Field(
+        EMBEDDED_ERP_URL, description="the ERP database (query_data and kg_search read its views)"
+    )
+    query_url: str | None = Field(
+        None, description="a read-only account on the ERP database for query_data (default: database_url)"
+    )
+    me_cache_s: float = Field(5.0, ge=0, description="how long a token's /me answer is reused (seconds)")
+    http_timeout_s: float = Field(15.0, gt=0, description="timeout of one ERP HTTP call")
+    query_timeout_s: float = Field(5.0, gt=0, description="statement timeout of query_data")
+    query_max_rows: int = Field(200, ge=1, le=10_000, description="row cap of query_data")
+    result_chars: int = Field(12_000, ge=1000, description="budget of one read result shown to the model")

@@ -1,0 +1,80 @@
+"""Shared fixtures for the ERP pack's tests: a live ``tether serve`` with the demo ERP mounted at
+``/erp`` and the ERP pack talking to it over HTTP — the embedded default's production path.
+
+``ErpServer.login(user)`` logs in through tether (``POST /api/auth/login``, which proxies the
+ERP) and returns a client holding that user's ERP token; ``erp_direct(token)`` talks to the ERP
+itself, bypassing tether, to prove what the ERP alone would hand out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.servers import ServerProcess, get_session, runtime_events, wait_status
+from tether.erp_demo import facts
+
+PACKS = "tether.erp_demo.pack,tether.packs.erp.pack"
+SEED_SCALE = "0.3"
+
+__all__ = ["ErpServer", "answer_of", "facts", "get_session", "runtime_events", "wait_status"]
+
+
+@pytest.fixture(autouse=True)
+def _clean_erp_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.startswith("TETHER_ERP_"):
+            monkeypatch.delenv(key)
+
+
+class ErpServer(ServerProcess):
+    def __init__(self, workdir: Path, **env: str) -> None:
+        super().__init__(
+            workdir,
+            {"TETHER_PACKS": PACKS, "TETHER_ERP_SEED_SCALE": SEED_SCALE, "TETHER_LOG_LEVEL": "INFO", **env},
+            stop_timeout=15.0,
+        )
+        self.tokens: list[str] = []  # every token handed out, for the leak checks
+
+    def token(self, user: str, password: str = facts.PASSWORD) -> str:
+        r = httpx.post(f"{self.url}/api/auth/login", json={"username": user, "password": password}, timeout=30)
+        assert r.status_code == 200, r.text
+        token = str(r.json()["token"])
+        self.tokens.append(token)
+        return token
+
+    def login(self, user: str) -> httpx.Client:
+        return self.client(self.token(user), timeout=60.0)
+
+    def erp_direct(self, token: str) -> httpx.Client:
+        return httpx.Client(base_url=f"{self.url}/erp", headers={"Authorization": token}, timeout=30)
+
+    def ask(self, client: httpx.Client, message: str) -> dict[str, Any]:
+        r = client.post("/api/agent/sessions", json={"message": message})
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+    def tool(self, client: httpx.Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        r = client.post(f"/tools/{name.replace('_', '-')}", json=args)
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+
+def answer_of(session: dict[str, Any]) -> str:
+    return str(session["transcript"][-1].get("content") or "")
+
+
+@pytest.fixture(scope="module")
+def erp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ErpServer]:
+    server = ErpServer(tmp_path_factory.mktemp("erp-server"), TETHER_ERP_ME_CACHE_S="1").start(timeout=120)
+    try:
+        yield server
+    finally:
+        server.stop()

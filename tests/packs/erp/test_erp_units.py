@@ -1,0 +1,132 @@
+"""The ERP pack's pieces on their own: the planner's request rules, form search, the read
+whitelist, the form gate and the identity cache."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tether.core.session import Owner
+from tether.core.tools import ToolContext
+from tether.errors import ToolError
+from tether.packs.erp import authz
+from tether.packs.erp.catalog import FormEntry, search
+from tether.packs.erp.identity import ErpIdentityProvider, brand_of, tenant_of
+from tether.packs.erp.planner_rules import HELP, extract
+from tether.packs.erp.tools import whitelist
+
+CASES = [
+    ("查一下M0007的库存", "read_form_data", {"form_id": "4001", "filters": {"material_code": "M0007"}}),
+    ("查一下深沟球轴承的库存", "read_form_data", {"form_id": "4001", "filters": {"material_name": "深沟球轴承"}}),
+    ("伺服电机库存还有多少", "read_form_data", {"form_id": "4001", "filters": {"material_name": "伺服电机"}}),
+    ("哪些物料低于安全库存？", "read_form_data", {"form_id": "4002", "filters": {}}),
+    (
+        "常州力拓传动机械有限公司的应收账款有多少超期了？",
+        "read_form_data",
+        {"form_id": "5001", "filters": {"min_overdue_days": 1, "customer_name": "常州力拓传动机械有限公司"}},
+    ),
+    ("列出超期90天以上的应收", "read_form_data", {"form_id": "5001", "filters": {"min_overdue_days": 90}}),
+    ("报价单QT202612-0001的明细", "lookup_record", {"form_id": "2001", "record_id": "QT202612-0001"}),
+    ("无锡锡东精工最近的销售订单", "read_form_data", {"form_id": "2002", "filters": {"customer_name": "无锡锡东精工"}}),
+]
+
+
+@pytest.mark.parametrize(("query", "tool", "args"), CASES)
+def test_planner_rules_choose_the_form_and_filters(query: str, tool: str, args: dict[str, Any]) -> None:
+    plan = extract(query, {})["erp"]["plan"]
+    assert len(plan) == 1 and plan[0]["tool"] == tool
+    assert {k: plan[0]["args"][k] for k in args} == args
+
+
+def test_sales_summary_and_reconciliation_use_query_data_with_this_month() -> None:
+    summary = extract("本月销售订单按客户汇总", {})["erp"]["plan"][0]
+    assert summary["tool"] == "query_data" and "GROUP BY customer_name" in summary["args"]["sql"]
+    recon = extract("天津北辰重工本月对账", {})["erp"]["plan"][0]["args"]["sql"]
+    assert "viw_sales_invoice" in recon and "viw_receipt" in recon and "'%天津北辰重工%'" in recon
+
+
+def test_a_quote_in_a_customer_name_cannot_break_out_of_the_sql_literal() -> None:
+    sql = extract("x' OR 1=1 --本月对账", {})["erp"]["plan"][0]["args"]["sql"]
+    assert "'%x''OR1=1--%'" in sql  # the quote is doubled; spaces are dropped from names
+
+
+def test_an_unrecognised_request_gets_help_not_a_guess() -> None:
+    erp = extract("今天天气怎么样", {})["erp"]
+    assert erp["plan"] == [] and erp["answer"] == HELP
+
+
+FORMS = [
+    FormEntry("4001", "材料库存台账", ("库存", "现存量"), "每个物料在每个仓库的现存数量", "inventory"),
+    FormEntry("5001", "应收账龄", ("应收", "欠款", "催收"), "未收清的发票、逾期天数", "finance"),
+    FormEntry("2001", "报价单", ("报价",), "给客户的报价", "sales"),
+]
+
+
+def test_find_forms_ranks_by_name_alias_and_description() -> None:
+    assert search(FORMS, "客户欠款逾期")[0]["formId"] == "5001"
+    assert search(FORMS, "库存")[0]["formId"] == "4001"
+    assert search(FORMS, "报价单")[0]["formId"] == "2001"
+    assert search(FORMS, "xyz-nothing") == []
+
+
+CONFIG = {"formId": "4001", "filters": [{"name": "material_code"}, {"name": "material_name"}]}
+
+
+def test_the_read_whitelist_refuses_every_other_key() -> None:
+    assert whitelist(CONFIG, {"material_code": "M1", "material_name": ""}) == {"material_code": "M1"}
+    for bad in ({"bUpdate": 1}, {"bUpdateAll": "1"}, {"MATERIAL_CODE": "x"}, {"material_code ": "x"}):
+        with pytest.raises(ToolError, match="not a filter of form 4001"):
+            whitelist(CONFIG, bad)
+    for value in ([1], {"a": 1}, True, "x" * 201):
+        with pytest.raises(ToolError):
+            whitelist(CONFIG, {"material_code": value})
+
+
+def _ctx(grants: set[str]) -> ToolContext:
+    return ToolContext(Owner("u", "erp-1-1"), "s", "t", "c", {}, frozenset(grants), "tok")
+
+
+def test_the_form_gate_gives_one_answer_for_ungranted_and_unknown_forms() -> None:
+    ctx = _ctx({"4001"})
+    assert authz.granted_form(ctx, " 4001 ") == "4001"
+    messages = set()
+    for form in ("5001", "9999", "../me", "4001 OR 1", 4001.5):
+        with pytest.raises(ToolError) as exc:
+            authz.granted_form(ctx, form)
+        messages.add(exc.value.message.split(":")[0])
+    assert messages == {"no such form or no access"}
+
+
+def test_tenants_carry_the_brand() -> None:
+    assert brand_of(tenant_of(2, 1)) == 2 and brand_of("finance-demo") is None
+
+
+class FakeClient:
+    """Stands in for the ERP's /me only (the provider's own logic is under test here)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def me(self, token: str) -> dict[str, Any]:
+        self.calls += 1
+        return {"userId": "fin01", "brandsId": 1, "subsidiaryId": 1, "sAuthsId": ["5001"]}
+
+
+def test_the_identity_cache_keeps_no_token_and_expires() -> None:
+    client = FakeClient()
+    provider = ErpIdentityProvider(client, cache_s=60)  # type: ignore[arg-type]
+
+    async def main() -> None:
+        first = await provider.identify("secret-token")
+        again = await provider.identify("secret-token")
+        assert first is not None and again is not None and client.calls == 1
+        assert again.credential == "secret-token" and "secret-token" not in repr(again)
+        assert all(b"secret-token" not in key for key in provider._cache)
+        assert first.owner == Owner("fin01", "erp-1-1") and first.grants == frozenset({"5001"})
+        provider.forget("secret-token")
+        await provider.identify("secret-token")
+        assert client.calls == 2
+
+    asyncio.run(main())
