@@ -1,4 +1,4 @@
-"""Workload W1 (../shared/bench/W1.md): the per-step overhead of a durable agent runtime.
+"""Workload W1 (defined in docs/benchmarks.md): the per-step overhead of a durable agent runtime.
 
 Runs W1 on tether's core (durable SQLite through ``SqlStore``, and ``MemoryStore`` without
 persistence), sequentially and 50-concurrent, and, when the optional ``bench`` dependency group is
@@ -10,7 +10,7 @@ process (its own peak RSS, its own fresh SQLite file in WAL mode with ``synchron
     .venv/bin/python bench/w1.py --json           # the same rows as a JSON list
     .venv/bin/python bench/w1.py --sessions 50 --frameworks tether
 
-A step is the time between two model calls (W1.md "Steps"), marked inside each framework's model;
+A step is the time between two model calls (docs/benchmarks.md, "Steps"), marked inside each framework's model;
 the transcript counted is the user message and everything after it (tether keeps its system
 prompt at index 0; it is not counted): 18 messages, checked for every session.
 """

@@ -13,10 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tether.core.tools import AsyncJobStarted, ErrorResult, ToolContext, tool
-from tether.http_tools import http_tool
-from tether.models.planner import PlannerQuestion
-from tether.pack import Pack
+from tether.pack import AsyncJobStarted, ErrorResult, Pack, PlannerQuestion, ToolContext, http_tool, tool
 
 ORDERS = {
     "A-1001": {"order_id": "A-1001", "customer": "华东精密", "total": 1280.0, "currency": "CNY", "items": 3},

@@ -153,22 +153,33 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_db(args: argparse.Namespace) -> int:
+    """Migrate tether's database, then each loaded pack's own history on the pack's database."""
+    from tether.pack import PackEnv, load_packs, upgrade_pack
     from tether.store.migrate import upgrade
 
     settings = _settings(args)
     upgrade(settings.database_url)
-    print(f"database at {settings.database_url.split('@')[-1]} is at the latest schema")
+    print(f"tether: database at {_where(settings.database_url)} is at the latest schema")
+    for pack in load_packs(settings.pack_refs, PackEnv(settings, settings.public_url.rstrip("/"))):
+        if pack.migrations is not None:
+            upgrade_pack(pack.migrations)
+            print(f"{pack.name}: database at {_where(pack.migrations.url)} is at the latest schema")
     return 0
 
 
+def _where(url: str) -> str:
+    return url.split("@")[-1]
+
+
 def cmd_finance_seed(args: argparse.Namespace) -> int:
+    from tether.pack import upgrade_pack
     from tether.packs.finance_cs.data import create_schema
     from tether.packs.finance_cs.generator import generate
-    from tether.packs.finance_cs.pack import open_finance
+    from tether.packs.finance_cs.pack import migrations, open_finance
 
     fin = open_finance(DEFAULT_URL)
+    upgrade_pack(migrations(fin.settings))
     create_schema(fin.repo.engine)
-    fin.state.create()
     existing = fin.repo.count()
     if existing and not args.append:
         print(f"customer_session already holds {existing} rows; pass --append to add more", file=sys.stderr)

@@ -14,7 +14,9 @@ What is here:
 - the offline planner's hooks: ``Extractor``, ``PlannerQuestion``, ``render``;
 - identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes;
 - errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``ConfigError``;
-- a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``;
+- a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``, and its own
+  Alembic history: ``PackMigrations`` (``Pack.migrations``), ``alembic_env`` (its ``env.py``),
+  ``upgrade_pack`` (for a pack's own commands that run without the server);
 - the SQL sandbox: ``guard``, ``Policy``, ``GuardedQuery``, ``SqlRejected``, ``ReadOnlyExecutor``.
 """
 
@@ -46,6 +48,7 @@ from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolErr
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
 from tether.models.planner import Extractor, PlannerQuestion, render
+from tether.pack_migrate import PackMigrations, alembic_env, upgrade_pack
 from tether.sqlguard import GuardedQuery, Policy, SqlRejected, guard
 from tether.sqlguard.executor import QueryFailed, ReadOnlyExecutor
 from tether.store.database import create_read_engine, normalize_url
@@ -68,6 +71,7 @@ __all__ = [
     "Owner",
     "Pack",
     "PackEnv",
+    "PackMigrations",
     "PackSettings",
     "PlannerQuestion",
     "Policy",
@@ -79,6 +83,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "Unauthorized",
+    "alembic_env",
     "create_read_engine",
     "guard",
     "http_tool",
@@ -86,6 +91,7 @@ __all__ = [
     "normalize_url",
     "render",
     "tool",
+    "upgrade_pack",
 ]
 
 
@@ -106,7 +112,13 @@ Hook = Callable[[Any], Awaitable[None]]
 @dataclass
 class Pack:
     """What a pack contributes. ``startup`` / ``shutdown`` receive tether's services; ``routers``
-    are FastAPI routers mounted by the app, ``apps`` ASGI apps mounted at a path prefix."""
+    are FastAPI routers mounted by the app, ``apps`` ASGI apps mounted at a path prefix.
+
+    ``migrations``: the pack's own Alembic history for the tables it owns (``PackMigrations``:
+    folder, the pack's database URL, version table, head). tether runs it after its own
+    migrations on start-up (before ``startup``) and in ``tether db upgrade``, so a later schema
+    change reaches every deployment. Tables of a business system the pack only reads are not
+    the pack's to migrate."""
 
     name: str
     tools: list[Tool] = field(default_factory=list)
@@ -120,6 +132,7 @@ class Pack:
     identity_providers: list[IdentityProvider] = field(default_factory=list)
     prompt_sections: list[Callable[[], str]] = field(default_factory=list)  # extra system-prompt text
     audience: tuple[str, ...] = ()  # identity providers whose sessions get the prompt sections (empty: all)
+    migrations: PackMigrations | None = None
 
 
 def _module(ref: str) -> Any:

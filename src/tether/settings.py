@@ -63,6 +63,12 @@ class Settings(BaseSettings):
         default_factory=lambda: dict(DEFAULT_DEV_TOKENS), description="bearer token -> identity (dev provider)"
     )
     sse_heartbeat_s: float = Field(15.0, gt=0, description="SSE heartbeat interval")
+    max_body_bytes: int = Field(
+        1_048_576, ge=1024, description="largest request body accepted (413 beyond), counted as it arrives"
+    )
+    max_context_bytes: int = Field(32_768, ge=64, description="largest globalContext, as JSON (422 beyond)")
+    max_context_depth: int = Field(6, ge=1, description="deepest nesting of objects and arrays in globalContext")
+    max_context_keys: int = Field(200, ge=1, description="most object keys in globalContext, all levels together")
     log_level: str = Field("INFO", description="logging level")
 
     @property

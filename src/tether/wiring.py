@@ -20,7 +20,7 @@ from tether.core.skills import SkillRegistry, SkillRouter, load_skills
 from tether.core.tools import ToolRegistry
 from tether.core.turn import Limits, TurnDeps
 from tether.models.planner import PlannerModel
-from tether.pack import Pack, PackEnv, load_packs
+from tether.pack import Pack, PackEnv, load_packs, upgrade_pack
 from tether.settings import Settings
 from tether.store.audit import SqlAuditLog
 from tether.store.sql_store import SqlStore
@@ -46,6 +46,9 @@ class Services:
 
     async def start(self, *, sweep: bool = True) -> None:
         await self.store.open()
+        for pack in self.packs:  # each pack's own tables, on its own database, before its startup
+            if pack.migrations is not None:
+                await asyncio.to_thread(upgrade_pack, pack.migrations)
         for pack in self.packs:
             if pack.startup is not None:
                 await pack.startup(self)

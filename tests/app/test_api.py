@@ -388,6 +388,11 @@ def test_dsl_execute_bad_overrides(alice: httpx.Client) -> None:
     assert dsl_id
     r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", json={"nope": 1})
     assert r.status_code == 422 and r.json()["field"] == "nope"
+    before = alice.get(f"/api/agent/dsl/{dsl_id}/executions").json()["items"]
+    r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", json={"label": ["not", "a", "string"]})
+    assert r.status_code == 422 and r.json()["field"] == "label", r.text
+    assert "expected string" in r.json()["error"]
+    assert alice.get(f"/api/agent/dsl/{dsl_id}/executions").json()["items"] == before, "nothing ran"
     for raw in (b"[1]", b"{bad"):
         r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", content=raw, headers={"content-type": "application/json"})
         assert r.status_code == 422 and r.json()["field"] == "body", r.text
@@ -439,3 +444,12 @@ def test_concurrent_messages_one_wins_and_the_transcript_is_not_interleaved(
     events = runtime_events(alice, sid)
     assert_contiguous(events)
     assert [e["type"] for e in events].count("TURN_FINISHED") == 2
+
+
+def test_tools_endpoint_runs_a_tool_and_serves_async_tools_only_with_a_poll_url(alice: httpx.Client) -> None:
+    r = alice.post("/tools/lookup-order", json={"order_id": "A-1001"})
+    assert r.status_code == 200 and r.json()["kind"] == "value" and r.json()["data"]["order_id"] == "A-1001"
+    # the example's shipping quote is async and declares no poll URL: its outcome goes to a session only
+    r = alice.post("/tools/start-shipping-quote", json={"order_id": "A-1001"})
+    assert r.status_code == 404 and "inside a session" in r.json()["error"]
+    assert alice.post("/tools/load-skill", json={"name": "order-desk"}).status_code == 404

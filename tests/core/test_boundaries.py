@@ -1,4 +1,4 @@
-"""The core imports no web framework, ORM, HTTP client or provider SDK (DESIGN §1)."""
+"""The core imports no web framework, ORM, HTTP client or provider SDK (docs/architecture.md §2)."""
 
 from __future__ import annotations
 

@@ -94,8 +94,15 @@ def test_failed_replay_step_stops_and_is_logged(db_url: str) -> None:
     async def main() -> None:
         async with harness(db_url, [calls(("echo", {"text": "alpha"})), text("ok")]) as h:
             s = await h.start()
-            result = await h.replayer.execute(s.last_dsl_id or "", ALICE, {"text": 5})
-            assert result["status"] == "FAILED" and "invalid arguments" in result["error"]
+            echo = h.deps.pipeline.registry.get("echo")
+            assert echo is not None
+
+            async def broken(args: dict[str, object], ctx: object) -> object:
+                raise RuntimeError("the echo service is down")
+
+            echo.run = broken  # type: ignore[assignment]
+            result = await h.replayer.execute(s.last_dsl_id or "", ALICE, {"text": "beta"})
+            assert result["status"] == "FAILED" and "the echo service is down" in result["error"]
             assert (await h.store.executions(s.last_dsl_id or ""))[0]["status"] == "FAILED"
 
     asyncio.run(main())

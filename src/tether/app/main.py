@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from tether import __version__
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
+from tether.app.limits import LimitRequestBody
 from tether.app.routes import dsl, events, runtime, sessions, tools
 from tether.core.ports import ChatModel
 from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
@@ -60,6 +61,7 @@ def create_app(
     app.state.identity = ProviderChain(providers + [p for pack in services.packs for p in pack.identity_providers])
     errors.install(app)
     app.add_middleware(RejectNulInPath)
+    app.add_middleware(LimitRequestBody, max_bytes=settings.max_body_bytes)  # outermost: before any route
     for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router):
         app.include_router(r)
     for pack in services.packs:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from tether.core.ports import DslSnapshot, DslStep
+from tether.core.schema_check import default_schema, describe, schema_mismatch, shown
 from tether.core.session import AgentSession, new_id
 from tether.core.tools import ToolRegistry
 from tether.errors import Conflict, InvalidInput
@@ -100,12 +101,52 @@ def check_schemas(dsl: DslSnapshot, registry: ToolRegistry) -> None:
             )
 
 
-def bind_params(dsl: DslSnapshot, overrides: dict[str, Any]) -> dict[str, Any]:
+def bind_params(dsl: DslSnapshot, overrides: dict[str, Any], registry: ToolRegistry | None = None) -> dict[str, Any]:
+    """The parameters a replay runs with: the defaults with ``overrides`` on top, each override
+    checked before anything runs — unknown names, and values that do not fit the parameter's type
+    (``param_types``), are ``InvalidInput`` naming the parameter."""
     unknown = sorted(set(overrides) - set(dsl.params))
     if unknown:
         known = ", ".join(sorted(dsl.params)) or "none"
         raise InvalidInput(f"unknown DSL parameter(s) {', '.join(unknown)}; this DSL takes: {known}", field=unknown[0])
+    types = param_types(dsl, registry)
+    for name, value in overrides.items():
+        for schema in types.get(name, ()):
+            problem = schema_mismatch(value, schema, schema)
+            if problem is not None:
+                raise InvalidInput(
+                    f"DSL parameter {name!r}: expected {describe(schema, schema)}, got {shown(value)}"
+                    + (f" ({problem})" if problem else ""),
+                    field=name,
+                )
     return {**dsl.params, **overrides}
+
+
+# ---- parameter types ----------------------------------------------------------------------------
+# A parameter's type is the JSON schema of every tool argument it fills (a parameter can fill the
+# same argument of several steps); where a tool declares no schema for the argument, the type of
+# the compiled default stands in.
+
+
+def param_types(dsl: DslSnapshot, registry: ToolRegistry | None) -> dict[str, list[dict[str, Any]]]:
+    """Parameter name -> the JSON schemas its value must satisfy (the root schema of the tool
+    carries ``$defs`` for references, so each entry is resolved against its own tool's schema)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for step in dsl.steps:
+        tool = registry.get(step.tool_id) if registry is not None else None
+        props = (tool.parameters.get("properties") or {}) if tool is not None else {}
+        for arg, value in step.args.items():
+            m = REF_RE.match(value) if isinstance(value, str) else None
+            if m is None or m.group(1) != "params":
+                continue
+            name = m.group(2)
+            prop = props.get(arg)
+            if prop is not None:
+                schema = {**prop, "$defs": tool.parameters.get("$defs", {})} if tool is not None else prop
+            else:
+                schema = default_schema(dsl.params.get(name))
+            out.setdefault(name, []).append(schema)
+    return out
 
 
 def render_args(args: dict[str, Any], params: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:

@@ -21,8 +21,47 @@ BASE_RULES = """You are tether, an agent working against business systems for th
 SECRET_KEYS = frozenset({"token", "password", "credential", "authorization", "apiKey", "api_key", "secret"})
 
 
+# What the system prompt takes from the global context: the prompt goes to the model on every
+# round, so it holds an excerpt — each string cut to VALUE_CHARS, keys kept in order until the
+# JSON reaches CONTEXT_CHARS, the rest named as omitted. The whole context stays on the session
+# (tools and extractors see it all).
+PROMPT_CONTEXT_CHARS = 4000
+PROMPT_VALUE_CHARS = 500
+
+
 def public_context(global_context: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in global_context.items() if k not in SECRET_KEYS and not k.startswith("_")}
+
+
+def _clip(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= PROMPT_VALUE_CHARS else value[: PROMPT_VALUE_CHARS - 1] + "…"
+    if depth >= 4 and isinstance(value, dict | list):
+        return "…"
+    if isinstance(value, dict):
+        return {str(k)[:PROMPT_VALUE_CHARS]: _clip(v, depth + 1) for k, v in list(value.items())[:50]}
+    if isinstance(value, list):
+        return [_clip(v, depth + 1) for v in value[:50]]
+    return value
+
+
+def prompt_context(global_context: dict[str, Any], budget: int = PROMPT_CONTEXT_CHARS) -> dict[str, Any]:
+    """The public context as the system prompt shows it: bounded to about ``budget`` characters of
+    JSON whatever the context holds (``_omitted`` lists the keys left out)."""
+    shown: dict[str, Any] = {}
+    omitted: list[str] = []
+    used = 2
+    for key, value in public_context(global_context).items():
+        clipped = _clip(value)
+        size = len(json.dumps({key: clipped}, ensure_ascii=False, default=str))
+        if omitted or used + size > budget:
+            omitted.append(key[:80])
+            continue
+        shown[key] = clipped
+        used += size
+    if omitted:
+        shown["_omitted"] = omitted[:20] + ([f"… {len(omitted) - 20} more"] if len(omitted) > 20 else [])
+    return shown
 
 
 def system_prompt(
@@ -33,7 +72,7 @@ def system_prompt(
     meta = {
         "user": session.owner.user_id,
         "tenant": session.owner.tenant,
-        "context": public_context(session.global_context),
+        "context": prompt_context(session.global_context),
     }
     parts = [BASE_RULES, "## Runtime\n" + json.dumps(meta, ensure_ascii=False, sort_keys=True), *(sections or [])]
     for s in selected:

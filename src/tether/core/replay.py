@@ -34,7 +34,7 @@ class Replayer:
         dsl = await self.dsl_store.get_dsl(dsl_id, owner)
         registry = self.deps.pipeline.registry
         check_schemas(dsl, registry)
-        params = bind_params(dsl, overrides)
+        params = bind_params(dsl, overrides, registry)  # checked before anything runs
         s = AgentSession.new(owner, f"Replay of {dsl.title}", {"_replayOf": dsl_id})
         s.transcript.append(
             {"role": "user", "content": f"replay {dsl_id} with {json.dumps(params, ensure_ascii=False)}"}

@@ -23,11 +23,19 @@ from tether.errors import ConfigError, InvalidInput
 @dataclass(slots=True)
 class JobTicket:
     """Handed to whoever runs an async job: it calls back with ``job_id`` and proves it with
-    ``token`` (header ``X-Tether-Callback-Token``). Only a hash of the token is stored."""
+    ``token`` (header ``X-Tether-Callback-Token``). Only a hash of the token is stored.
+
+    A job started outside a session (``POST /tools/{name}`` of a tool with a ``poll_url``) has
+    no one waiting for a callback: ``callback_url`` and ``token`` are empty (``detached``), and
+    the tool keeps the outcome where its ``poll_url`` serves it."""
 
     job_id: str
     token: str
     callback_url: str
+
+    @property
+    def detached(self) -> bool:
+        return not self.callback_url
 
 
 JobIssuer = Callable[[], Awaitable[JobTicket]]
@@ -110,6 +118,9 @@ class Tool:
     audited: bool = False
     is_async: bool = False
     read_only: bool = False  # no side effects: safe to re-run, so no commit is needed before it runs
+    # An async tool that can also run outside a session: where its outcome is polled, "{job_id}"
+    # standing for the job's id. Without one, POST /tools/{name} does not serve the tool.
+    poll_url: str | None = None
 
     @property
     def schema_hash(self) -> str:
@@ -159,13 +170,16 @@ def tool(
     audited: bool = False,
     is_async: bool = False,
     read_only: bool = False,
+    poll_url: str | None = None,
 ) -> Callable[[ToolFn], Tool]:
     """Turn ``async def fn(ctx: ToolContext, a: int, b: str = "x")`` into a Tool.
 
     The docstring's first paragraph is the description unless one is given; parameters other
     than ``ctx`` form the schema; unknown argument keys are rejected. ``read_only=True`` declares
     the tool free of side effects: the runtime then skips the commit before it runs (a crash
-    mid-call re-asks the model instead of recording the call as interrupted).
+    mid-call re-asks the model instead of recording the call as interrupted). ``poll_url``
+    (async tools) lets ``POST /tools/{name}`` start the tool outside a session: it gets a detached
+    ticket (no callback) and the caller polls ``poll_url`` (``{job_id}`` filled in) for the outcome.
     """
 
     def wrap(fn: ToolFn) -> Tool:
@@ -196,6 +210,7 @@ def tool(
             audited=audited,
             is_async=is_async,
             read_only=read_only and not is_async,
+            poll_url=poll_url if is_async else None,
         )
 
     return wrap

@@ -6,13 +6,16 @@ The walk only reads the tree; it returns the base-table references for the tenan
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from tether.sqlguard.functions import ALLOWED_ANONYMOUS, ALLOWED_FUNCTIONS, function_label
 from tether.sqlguard.nodes import (
+    ANY_LITERAL_SPELLING,
     FORBIDDEN_INSIDE,
+    LITERAL_SPELLINGS,
     SESSION_WORDS,
     STRUCTURAL,
     SYSTEM_SCHEMAS,
@@ -22,6 +25,16 @@ from tether.sqlguard.policy import Policy, Reason, SqlRejected
 
 _TABLE_ARGS = frozenset({"this", "alias"})
 _EMPTY: tuple[object, ...] = (None, False, "", [])
+# What each literal spelling may carry besides its text: flags, UESCAPE's character, the
+# introducer's literal.
+_LITERAL_ARGS: dict[str, frozenset[str]] = {
+    "HexString": frozenset({"this", "is_integer"}),
+    "ByteString": frozenset({"this", "is_bytes"}),
+    "UnicodeString": frozenset({"this", "escape"}),
+    "Introducer": frozenset({"this", "expression"}),
+}
+_DIGITS = {"HexString": re.compile(r"^[0-9A-Fa-f]*$"), "BitString": re.compile(r"^[01]*$")}
+_CHARSET = re.compile(r"^_[A-Za-z0-9]+$")
 
 
 @dataclass(slots=True)
@@ -83,8 +96,11 @@ class QueryChecker:
                         self._visit(item, ctes)
 
     def _non_structural(self, node: exp.Expr) -> None:
-        """A node outside the syntax allowlist: an allowed function, or a rejection."""
+        """A node outside the syntax allowlist: a literal spelling, an allowed function, or a rejection."""
         cls = type(node)
+        if cls in ANY_LITERAL_SPELLING:
+            self._literal(node)
+            return
         reason = FORBIDDEN_INSIDE.get(cls)
         if cls is exp.Parameter and isinstance(node.this, exp.Literal):
             reason = Reason.PLACEHOLDER  # PostgreSQL's $1
@@ -97,6 +113,33 @@ class QueryChecker:
                 "use plain SELECT, joins, subqueries, CTEs, GROUP BY, window functions",
             )
         self._function(node)
+
+    def _literal(self, node: exp.Expr) -> None:
+        """A literal in another spelling than '...': one value, of a spelling this dialect has."""
+        cls = type(node)
+        name = cls.__name__
+        if cls not in LITERAL_SPELLINGS[self._dialect]:
+            raise SqlRejected(
+                Reason.UNEXPECTED_NODE,
+                f"{self._dialect} has no literal written like this ({name}); write the value as a plain '...' string",
+            )
+        allowed = _LITERAL_ARGS.get(name, frozenset({"this"}))
+        text = node.args.get("this")
+        odd = [key for key, value in node.args.items() if key not in allowed and value not in _EMPTY]
+        if odd or not isinstance(text, str) or (name in _DIGITS and not _DIGITS[name].match(text)):
+            raise _forbidden(node, Reason.UNEXPECTED_NODE)
+        if name == "UnicodeString":
+            escape = node.args.get("escape")
+            if escape not in _EMPTY and not (
+                isinstance(escape, exp.Literal) and escape.is_string and len(escape.name) == 1
+            ):
+                raise _forbidden(node, Reason.UNEXPECTED_NODE)
+        if name == "Introducer":
+            inner = node.args.get("expression")
+            if not _CHARSET.match(text) or not (
+                (isinstance(inner, exp.Literal) and inner.is_string) or type(inner) in (exp.HexString, exp.BitString)
+            ):
+                raise _forbidden(node, Reason.UNEXPECTED_NODE)  # the walk goes on into the literal
 
     def _with(self, with_: exp.Expr, ctes: frozenset[str]) -> frozenset[str]:
         """Visit each CTE body with the names visible to it; return the names visible after WITH.

@@ -5,9 +5,10 @@ not on parsing:
 
 - SQLite: the file is opened with ``mode=ro`` (the OS-level handle cannot write) and
   ``PRAGMA query_only = ON``; a progress handler interrupts statements past the timeout.
-- PostgreSQL: the connection starts with ``default_transaction_read_only=on`` and
-  ``statement_timeout``; each statement also runs in its own ``SET TRANSACTION READ ONLY``
-  transaction with ``SET LOCAL statement_timeout``, so a session-level ``SET`` cannot carry over.
+- PostgreSQL: the connection starts with ``default_transaction_read_only=on``,
+  ``statement_timeout`` and ``standard_conforming_strings=on``; each statement also runs in its
+  own ``SET TRANSACTION READ ONLY`` transaction with ``SET LOCAL statement_timeout``, so a
+  session-level ``SET`` cannot carry over.
 - MariaDB / MySQL: ``SET SESSION TRANSACTION READ ONLY`` on connect, and each statement in its own
   ``START TRANSACTION READ ONLY`` with ``max_statement_time`` (MariaDB) or ``max_execution_time``
   (MySQL). Production deployments must also connect as a dedicated account granted only
@@ -77,7 +78,9 @@ class ReadOnlyExecutor:
         elif backend == "postgresql":
             self.dialect = "postgres"
             ms = int(timeout_s * 1000)
-            options = f"-c default_transaction_read_only=on -c statement_timeout={ms}"
+            # standard_conforming_strings: '...' keeps backslashes as text, as the guard's
+            # regenerated literals assume, whatever the server's or the role's default.
+            options = f"-c default_transaction_read_only=on -c statement_timeout={ms} -c standard_conforming_strings=on"
             self._engine = sa.create_engine(parsed, connect_args={"options": options}, pool_pre_ping=True)
         elif backend in ("mysql", "mariadb"):
             self.dialect = "mysql"

@@ -31,6 +31,20 @@ STRUCTURAL = _classes(
 
 QUERY_ROOTS = _classes("Select Union Intersect Except")
 
+# Ways of spelling a literal other than '...', per dialect: each is one value whose text the
+# tokenizer has already taken apart, so a ';', a comment or a function call inside it is part of
+# the value. The walker checks their shape (``QueryChecker._literal``) and the generator writes
+# them back as literals of the same dialect. A spelling a dialect does not have is refused.
+LITERAL_SPELLINGS: dict[str, frozenset[type[exp.Expr]]] = {
+    # $$…$$ / $tag$…$tag$, E'…', U&'…' [UESCAPE 'c'], N'…', B'…' and X'…' bit strings
+    "postgres": _classes("RawString ByteString UnicodeString National HexString BitString"),
+    # N'…', X'…' / 0x…, b'…' / 0b…, a charset introducer (_utf8mb4'…'); backslash escapes in '…'
+    "mysql": _classes("National HexString BitString Introducer"),
+    # X'…' blobs
+    "sqlite": _classes("HexString"),
+}
+ANY_LITERAL_SPELLING = frozenset().union(*LITERAL_SPELLINGS.values())
+
 # Statement types that change data, schema or grants.
 WRITES = _classes(
     """

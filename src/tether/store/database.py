@@ -2,14 +2,18 @@
 
 Accepted URLs: ``sqlite:///path`` (parent folders are created), ``postgresql+psycopg://`` (plain
 ``postgresql://`` / ``postgres://`` map to psycopg 3), ``mysql+pymysql://`` (plain ``mysql://`` /
-``mariadb://`` map to PyMySQL, utf8mb4). Reads get snapshot isolation (a load sees one commit,
+``mariadb://`` map to PyMySQL, utf8mb4). The async drivers' URLs that SQLAlchemy's asyncio docs show
+(``sqlite+aiosqlite``, ``postgresql+asyncpg``, ``mysql+aiomysql``, ``mysql+asyncmy``) map to the
+same shipped drivers, with one log line saying so. Reads get snapshot isolation (a load sees one commit,
 never half of one); the writer gets its own connection. This module must never run store
 queries itself.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +31,33 @@ _DRIVERS = {
     "mariadb+pymysql": "mysql+pymysql",
     "sqlite+pysqlite": "sqlite",
 }
+# The async drivers users copy from SQLAlchemy's asyncio docs: tether's store is synchronous (a
+# writer thread, group commit), so they run on the sync driver of the same database.
+_ASYNC_DRIVERS = {
+    "sqlite+aiosqlite": "sqlite",
+    "postgresql+asyncpg": "postgresql+psycopg",
+    "mysql+aiomysql": "mysql+pymysql",
+    "mysql+asyncmy": "mysql+pymysql",
+}
 _SUPPORTED = ("sqlite", "postgresql+psycopg", "mysql+pymysql")
+log = logging.getLogger("tether.store")
+
+
+@cache
+def _say_mapped(given: str, used: str) -> None:
+    """One log line per driver mapping and process, however many engines use the URL."""
+    log.info("database URL driver %s is served by %s (tether ships the synchronous drivers)", given, used)
 
 
 def normalize_url(url: str | sa.URL) -> sa.URL:
     """Map plain URLs to the drivers tether ships with; refuse anything else with a clear error."""
     u = sa.make_url(url)
+    if u.drivername in _ASYNC_DRIVERS:
+        given = u.drivername
+        u = u.set(drivername=_ASYNC_DRIVERS[given])
+        if given == "postgresql+asyncpg" and "ssl" in u.query and "sslmode" not in u.query:
+            u = u.difference_update_query(["ssl"]).update_query_dict({"sslmode": str(u.query["ssl"])})
+        _say_mapped(given, u.drivername)
     u = u.set(drivername=_DRIVERS.get(u.drivername, u.drivername))
     if u.drivername not in _SUPPORTED:
         raise ConfigError(f"unsupported database URL scheme {u.drivername!r}; use one of {_SUPPORTED}")

@@ -13,8 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tether.core.tools import ToolContext, tool
-from tether.pack import Pack
+from tether.pack import Pack, ToolContext, tool
 
 COUNTER = Path("var/test-counter")
 LABEL_RE = re.compile(r"\blabel=([\w-]+)")

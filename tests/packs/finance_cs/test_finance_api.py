@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .conftest import SEED_ROWS, FinanceServer
+from .conftest import SEED_ROWS, FinanceServer, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -16,6 +16,12 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def alice(finance_server: FinanceServer) -> Iterator[httpx.Client]:
     with finance_server.client("dev-alice") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def bob(finance_server: FinanceServer) -> Iterator[httpx.Client]:
+    with finance_server.client("dev-bob") as c:
         yield c
 
 
@@ -139,5 +145,47 @@ def test_tools_sample_is_reproducible(alice: httpx.Client) -> None:
     assert len(ids) == 12 and ids == [r["id"] for r in again["data"]["records"]]
 
 
-def test_the_async_tool_is_not_served_directly(alice: httpx.Client) -> None:
-    assert alice.post("/tools/analyze-keywords-async", json={"handle_id": "x"}).status_code == 404
+def poll_job(client: httpx.Client, url: str) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        r = client.get(url)
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body if body["status"] in ("SUCCEEDED", "FAILED") else None
+
+    return wait_until(done, timeout=60, interval=0.2, what=f"{url} to finish")
+
+
+def test_the_async_tool_is_served_directly_and_polled(alice: httpx.Client, bob: httpx.Client) -> None:
+    """Seed 000 §2.4's fifth endpoint: the caller gets a job id and polls GET /api/finance/jobs/{id}."""
+    handle = alice.post("/tools/query-sessions-handle", json={"business_line": "precious-metal"}).json()["data"]
+    r = alice.post("/tools/analyze-keywords-async", json={"handle_id": handle["handle_id"], "top_n": 5})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert (body["toolId"], body["kind"]) == ("analyze_keywords_async", "async_job")
+    job_id = body["jobId"]
+    assert job_id.startswith("job-") and body["pollUrl"] == f"/api/finance/jobs/{job_id}"
+    assert body["data"]["externalJobId"] == job_id and body["pollUrl"] in body["data"]["message"]
+
+    assert bob.get(body["pollUrl"]).status_code == 404, "another user's job does not exist for them"
+    outcome = poll_job(alice, body["pollUrl"])
+    assert outcome["status"] == "SUCCEEDED" and outcome["detached"] is True, outcome
+    result = outcome["result"]
+    assert result["documents"] == handle["total"] > 0
+    assert 0 < len(result["top_keywords"]) <= 5
+    # the analysis feeds the report tool, as the callback's payload does inside a session
+    report = alice.post("/tools/build-keyword-report", json={"analysis_id": result["analysis_id"]}).json()
+    assert report["kind"] == "value" and report["data"]["report_id"].startswith("rpt-")
+    assert (
+        bob.post("/tools/build-keyword-report", json={"analysis_id": result["analysis_id"]}).json()["kind"] == "error"
+    )
+
+
+def test_the_direct_async_tool_refuses_what_a_session_would(alice: httpx.Client, bob: httpx.Client) -> None:
+    handle = alice.post("/tools/query-sessions-handle", json={"business_line": "fund"}).json()["data"]
+    for who, args in ((bob, {"handle_id": handle["handle_id"]}), (alice, {"handle_id": "hdl-nope"})):
+        r = who.post("/tools/analyze-keywords-async", json=args)
+        assert r.status_code == 200 and r.json()["kind"] == "error" and "not found" in r.json()["data"]["error"]
+        assert "jobId" not in r.json()
+    r = alice.post("/tools/analyze-keywords-async", json={"handle_id": handle["handle_id"], "top_n": "many"})
+    assert r.json()["kind"] == "error" and "top_n" in r.json()["data"]["error"]
+    assert alice.get("/api/finance/jobs/job-nope").status_code == 404

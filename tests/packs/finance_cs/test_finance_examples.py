@@ -248,6 +248,20 @@ def test_example3_replays_without_the_model(
     assert bob.get(f"/api/agent/dsl/{dsl_id}/executions").status_code == 404
 
 
+def test_example3_refuses_an_override_of_the_wrong_type_before_anything_runs(
+    alice: httpx.Client, example1: dict[str, Any]
+) -> None:
+    dsl_id = example1["session"]["lastDslId"]
+    before = alice.get(f"/api/agent/dsl/{dsl_id}/executions").json()["items"]
+    r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", json={"top_n": "many"})
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == "top_n" and "expected integer" in r.json()["error"]
+    r = alice.post(f"/api/agent/dsl/{dsl_id}/execute", json={"business_line": 7})
+    assert r.status_code == 422 and r.json()["field"] == "business_line"
+    assert "expected string or null" in r.json()["error"]
+    assert alice.get(f"/api/agent/dsl/{dsl_id}/executions").json()["items"] == before, "nothing ran"
+
+
 # ---- a polite question instead of a guess ---------------------------------------------------------
 
 

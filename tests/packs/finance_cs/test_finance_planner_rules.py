@@ -178,10 +178,13 @@ def test_the_main_question() -> None:
     assert ex("请分析最近30天贵金属规则调整相关的客服问题并生成报告") == {
         "business_line": "precious-metal",
         "channel": None,
+        "customer_id": None,
         "customer_tier": None,
         "start_time": "2026-02-13 12:00:00",
         "end_time": "2026-03-15 12:00:00",
         "period_defaulted": False,
+        "lookup_start_time": "2026-02-13 12:00:00",
+        "lookup_end_time": "2026-03-15 12:00:00",
         "top_n": 20,
         "split_by": [],
         "keywords": ["规则调整"],
@@ -242,3 +245,29 @@ def test_a_follow_up_does_not_ask_again() -> None:
 
 def test_a_plain_look_up_needs_no_business_line() -> None:
     assert ex("查一下客户C10001最近的会话")["business_line"] is None
+
+
+@pytest.mark.parametrize(
+    ("message", "customer"),
+    [
+        ("查询客户C10001最近的会话", "C10001"),  # the seed's shape: C + 5 digits
+        ("查一下客户C100023最近的会话", "C100023"),  # the generator's: C + 6
+        ("看看 c100023 的电话会话", "C100023"),
+        ("客户编号C1234567890的记录", "C1234567890"),
+        ("show me the sessions of customer C200001 last week", "C200001"),
+        ("查询客户的会话", None),
+        ("查询 CS202603130001 这条会话", None),  # a session code is not a customer id
+        ("查询订单ABC12345", None),
+    ],
+)
+def test_customer_ids_of_any_digit_count_are_extracted(message: str, customer: str | None) -> None:
+    assert ex(message)["customer_id"] == customer
+
+
+def test_a_follow_up_keeps_the_customer_and_a_look_up_has_no_default_period() -> None:
+    values = ex("只看电话渠道", "查询客户C100023最近的会话")
+    assert (values["customer_id"], values["channel"]) == ("C100023", "phone")
+    assert (values["lookup_start_time"], values["lookup_end_time"]) == (None, None)
+    assert values["period_defaulted"] and values["start_time"]  # an analysis still gets its 30 days
+    named = ex("查询客户C100023上周的会话")
+    assert (named["lookup_start_time"], named["lookup_end_time"]) == ("2026-03-02 00:00:00", "2026-03-08 23:59:59")

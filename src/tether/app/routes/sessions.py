@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Query
 
 from tether.app.deps import IdentityDep, ServicesDep
+from tether.app.limits import check_context
 from tether.app.schemas import Answer, CreateSession, PostMessage, session_summary, session_view
 from tether.errors import InvalidInput
 
@@ -23,6 +24,13 @@ async def create_session(
     hidden = [k for k in body.globalContext if k.startswith("_")]
     if hidden:
         raise InvalidInput(f"globalContext keys may not start with '_': {', '.join(hidden)}", field="globalContext")
+    limits = services.settings
+    check_context(
+        body.globalContext,
+        max_bytes=limits.max_context_bytes,
+        max_depth=limits.max_context_depth,
+        max_keys=limits.max_context_keys,
+    )
     s = await services.runtime.start_session(who, body.message, body.globalContext, wait=wait)
     return session_view(s)
 

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from tether.errors import InvalidInput, ToolError
+from tether.pack import InvalidInput, ToolError
 from tether.packs.finance_cs.query import SessionQuery, parse_query
 
 metadata = sa.MetaData()

@@ -1,7 +1,11 @@
 """The finance customer-support pack (seed 000): ``TETHER_PACKS=tether.packs.finance_cs.pack``.
 
-At start-up it creates its tables, seeds the demo data set when the embedded default database is
-empty (``TETHER_FINANCE_SEED``), and starts the analysis worker inside the server unless
+Its own tables (``cs_*``: handles, jobs, analyses, reports) have an Alembic history of their own
+(``migrations/``, version table ``finance_cs_alembic_version``) that tether runs on the pack's
+database (``TETHER_FINANCE_DATABASE_URL``) at start-up and in ``tether db upgrade``. At start-up
+the pack also creates ``customer_session`` where it is missing (the business table it reads; a
+team's own is left alone), seeds the demo data set when the embedded default database is empty
+(``TETHER_FINANCE_SEED``), and starts the analysis worker inside the server unless
 ``TETHER_FINANCE_WORKER=off`` (then ``tether worker`` runs it apart).
 """
 
@@ -12,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tether.pack import Pack
+from tether.pack import Pack, PackMigrations, create_read_engine, normalize_url, upgrade_pack
 from tether.packs.finance_cs.data import CustomerSessionRepo, create_schema
 from tether.packs.finance_cs.generator import generate
 from tether.packs.finance_cs.planner_rules import extract
@@ -20,10 +24,17 @@ from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import FinanceState
 from tether.packs.finance_cs.tools import Finance, build_tools
 from tether.packs.finance_cs.worker import AnalysisWorker
-from tether.store.database import create_read_engine, normalize_url
 
 log = logging.getLogger("tether.finance")
 SKILLS = Path(__file__).parent / "skills"
+MIGRATIONS = Path(__file__).parent / "migrations"
+HEAD = "cs0001"  # the newest revision in migrations/versions (a test keeps the two equal)
+VERSION_TABLE = "finance_cs_alembic_version"
+
+
+def migrations(settings: FinanceSettings) -> PackMigrations:
+    """The pack's Alembic history, on the pack's own database."""
+    return PackMigrations(MIGRATIONS, settings.database_url, VERSION_TABLE, HEAD)
 
 
 def open_finance(public_url: str, settings: FinanceSettings | None = None) -> Finance:
@@ -36,9 +47,11 @@ def open_finance(public_url: str, settings: FinanceSettings | None = None) -> Fi
 
 
 def prepare(fin: Finance) -> int:
-    """Create the tables; seed the demo data when allowed and the table is empty. -> rows seeded."""
+    """Migrate the pack's tables (quick when at head: the server has done it before ``startup``;
+    ``tether worker`` and ``tether finance seed`` have not), create ``customer_session`` if it is
+    missing, and seed the demo data when allowed and the table is empty. -> rows seeded."""
+    upgrade_pack(migrations(fin.settings))
     create_schema(fin.repo.engine)
-    fin.state.create()
     if fin.settings.should_seed and fin.repo.count() == 0:
         log.info("seeding %d demo conversations", fin.settings.seed_rows)
         return generate(fin.repo.engine, rows=fin.settings.seed_rows, days=fin.settings.seed_days)
@@ -77,4 +90,5 @@ def pack(env: dict[str, Any]) -> Pack:
         startup=startup,
         shutdown=shutdown,
         routers=[build_router(fin)],
+        migrations=migrations(fin.settings),
     )

@@ -1,7 +1,11 @@
 """The offline planner's rules for this pack: turn a Chinese (or English) request into tool
-arguments — date ranges, business line, channel, customer tier, top N, split dimensions and
-topic keywords. A follow-up inherits what earlier messages said. When the business line of an
+arguments — date ranges, business line, channel, customer id and tier, top N, split dimensions
+and topic keywords. A follow-up inherits what earlier messages said. When the business line of an
 analysis cannot be told, it asks (listing the choices) instead of guessing.
+
+An analysis always has a period (the last 30 days unless the request names one); a look-up
+("查询客户C100023最近的会话") has one only when the request names it (``lookup_start_time`` /
+``lookup_end_time``), so "the latest" means the latest, however old.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from tether.models.planner import PlannerQuestion
+from tether.pack import PlannerQuestion
 
 LINES: dict[str, tuple[str, ...]] = {
     "precious-metal": ("贵金属", "黄金", "白银", "precious-metal", "precious metal", "gold"),
@@ -62,6 +66,8 @@ _MONTH_DAY = re.compile(
     r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]?\s*(?:到|至|-|~|—)\s*(?:(\d{4})年)?(?:(\d{1,2})月)?(\d{1,2})[日号]?"
 )
 _ISO_RANGE = re.compile(r"(\d{4}-\d{2}-\d{2})\s*(?:到|至|~|to)\s*(\d{4}-\d{2}-\d{2})")
+# A customer id as the data writes it: C and digits (the seed's C10001, the generator's C100001).
+_CUSTOMER = re.compile(r"(?<![A-Za-z0-9])[Cc](\d{4,12})(?!\d)")
 _TOP = re.compile(r"(?:(?<![提之以])前|top\s*)(\d{1,3})(?![天日周月年号])", re.I)
 
 
@@ -163,13 +169,17 @@ def extract(query: str, context: dict[str, Any], now: datetime | None = None) ->
             split.append("channel")
         if any(w in text for w in ("按客户等级", "按等级", "按客户层级", "按客群")):
             split.append("tier")
+    customer = _first(texts, lambda t: f"C{m.group(1)}" if (m := _CUSTOMER.search(t)) else None)
     return {
         "business_line": line,
         "channel": _first(texts, lambda t: _pick(t, CHANNELS)) or context.get("channel"),
+        "customer_id": customer or context.get("customerId"),
         "customer_tier": _first(texts, lambda t: next((x for x in TIERS if x in t), None)),
         "start_time": start,
         "end_time": end,
         "period_defaulted": period is None,
+        "lookup_start_time": period[0] if period else None,
+        "lookup_end_time": period[1] if period else None,
         "top_n": top or 20,
         "split_by": sorted(set(split)),
         "keywords": _first(texts, lambda t: [w for w in TOPICS if w in t]) or [],

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from tether.errors import InvalidInput
+from tether.pack import InvalidInput
 
 BUSINESS_LINES: tuple[str, ...] = ("precious-metal", "forex", "fund", "credit-card", "wealth")
 CHANNELS: tuple[str, ...] = ("app", "web", "phone", "wechat")

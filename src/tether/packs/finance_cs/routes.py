@@ -1,15 +1,17 @@
-"""The pack's HTTP routes: seed 000 §2.3's direct query API and the reports (owned like sessions)."""
+"""The pack's HTTP routes: seed 000 §2.3's direct query API, the analysis jobs started by
+``POST /tools/analyze-keywords-async`` (seed 000 §2.4, polled here) and the reports — all owned
+like sessions: another user's id is 404."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from fastapi import APIRouter, Body
 from fastapi.responses import HTMLResponse, PlainTextResponse
 
-from tether.app.deps import IdentityDep
-from tether.errors import NotFound
+from tether.pack import IdentityDep, NotFound
 from tether.packs.finance_cs.query import parse_query
 from tether.packs.finance_cs.tools import Finance
 
@@ -22,6 +24,17 @@ def build_router(fin: Finance) -> APIRouter:
         query = parse_query(body)
         total, records = await asyncio.to_thread(fin.repo.query, query)
         return {"total": total, "records": records}
+
+    @router.get(
+        "/api/finance/jobs/{job_id}",
+        summary="An analysis job's status and outcome",
+        description="For jobs started by POST /tools/analyze-keywords-async (no session, no callback): "
+        "poll until status is SUCCEEDED or FAILED. result.analysis_id feeds /tools/build-keyword-report. "
+        "A job started inside a session shows its status; its result went to the session.",
+    )
+    async def analysis_job(job_id: str, who: IdentityDep) -> dict[str, Any]:
+        row = await asyncio.to_thread(fin.state.owned_job, job_id, who.owner)
+        return job_view(row)
 
     @router.get("/api/reports/{report_file}", summary="A report: {id}.html, {id}.md, or {id} for its metadata")
     async def report(report_file: str, who: IdentityDep) -> Any:
@@ -43,3 +56,20 @@ def build_router(fin: Finance) -> APIRouter:
         }
 
     return router
+
+
+_STATUS = {"queued": "QUEUED", "running": "RUNNING", "done": "SUCCEEDED", "failed": "FAILED"}
+
+
+def job_view(row: dict[str, Any]) -> dict[str, Any]:
+    outcome = json.loads(row["outcome"]) if row.get("outcome") else None
+    status = _STATUS.get(row["status"]) or (outcome or {}).get("status") or "RUNNING"  # undelivered: done
+    return {
+        "jobId": row["id"],
+        "status": status,
+        "attempts": row["attempts"],
+        "createdAt": row["created_at"],
+        "detached": not row["callback_url"],
+        "result": (outcome or {}).get("payload") if status == "SUCCEEDED" else None,
+        "error": row["error"] or (outcome or {}).get("error"),
+    }

@@ -1,6 +1,10 @@
 """The pack's own state beside ``customer_session``: result handles, the analysis job queue,
 analysis results and reports. Every row is owned (user + tenant) and read back by owner.
 
+These tables are the pack's own and are made by its Alembic history (``migrations/``, run by
+tether on start-up and by ``tether db upgrade``); a change here needs a new revision there (a
+test compares the two).
+
 The job queue is durable: a job is claimed with a lease; a worker that dies leaves an expired
 lease, and the job runs again (up to ``attempts``) or ends FAILED.
 """
@@ -15,11 +19,11 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import Engine
 
-from tether.core.session import Owner
-from tether.errors import NotFound
+from tether.pack import NotFound, Owner
 
 metadata = sa.MetaData()
-_BODY = sa.Text().with_variant(mysql.LONGTEXT(), "mysql")
+_BODY = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+_KW: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 
 
 def _owned(name: str, *columns: sa.Column[Any]) -> sa.Table:
@@ -31,6 +35,7 @@ def _owned(name: str, *columns: sa.Column[Any]) -> sa.Table:
         sa.Column("owner_tenant", sa.String(128), nullable=False),
         sa.Column("created_at", sa.Double, nullable=False),
         *columns,
+        **_KW,
     )
 
 
@@ -42,7 +47,9 @@ handles = _owned(
 )
 jobs = _owned(
     "cs_analysis_job",
-    sa.Column("status", sa.String(16), nullable=False, index=True),  # queued | running | undelivered | done | failed
+    # queued | running | undelivered | done | failed; a job with an empty callback_url is detached
+    # (started by POST /tools/analyze-keywords-async): its outcome stays in `outcome`
+    sa.Column("status", sa.String(16), nullable=False, index=True),
     sa.Column("params", sa.Text, nullable=False),
     sa.Column("callback_url", sa.String(512), nullable=False),
     sa.Column("callback_token", sa.String(128), nullable=False),
@@ -66,9 +73,6 @@ reports = _owned(
 class FinanceState:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-
-    def create(self) -> None:
-        metadata.create_all(self.engine)
 
     def _insert(self, table: sa.Table, id_: str, owner: Owner, **values: Any) -> None:
         with self.engine.begin() as c:
@@ -184,6 +188,18 @@ class FinanceState:
             c.execute(
                 jobs.update().where(jobs.c.id == id_).values(status="undelivered", outcome=outcome, lease_until=None)
             )
+
+    def settle(self, id_: str, status: str, outcome: str, error: str | None) -> None:
+        """A detached job (no callback) ends: its outcome stays on the row for the job's owner."""
+        with self.engine.begin() as c:
+            c.execute(
+                jobs.update()
+                .where(jobs.c.id == id_)
+                .values(status=status, outcome=outcome, error=error, lease_until=None)
+            )
+
+    def owned_job(self, id_: str, owner: Owner) -> dict[str, Any]:
+        return self._get(jobs, id_, owner, "analysis job")
 
     def undelivered(self) -> list[dict[str, Any]]:
         with self.engine.connect() as c:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.core.tools import AsyncJobStarted, Handle, Tool, ToolContext, tool
+from tether.pack import AsyncJobStarted, Handle, Tool, ToolContext, tool
+from tether.packs.finance_cs import digest
 from tether.packs.finance_cs.data import CustomerSessionRepo
 from tether.packs.finance_cs.query import parse_query
 from tether.packs.finance_cs.report import findings, render_html, render_markdown
@@ -19,6 +20,7 @@ from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import FinanceState
 
 SHOWN_CHARS = 120
+JOB_URL = "/api/finance/jobs/{job_id}"  # an analysis job's status and outcome (routes.py)
 
 
 @dataclass
@@ -63,7 +65,8 @@ def build_tools(fin: Finance) -> list[Tool]:
     ) -> Any:
         """Filtered query over the customer-session table (works on SQLite, MySQL/MariaDB and
         PostgreSQL): keywords match message, reply or tags; all filters optional; newest first;
-        limit capped at 500; total counts every match."""
+        limit capped at 500; total counts every match; summary is the answer for a person (the
+        count and a table of the latest rows)."""
         query = parse_query(
             _filters(
                 keywords=keywords,
@@ -77,7 +80,15 @@ def build_tools(fin: Finance) -> list[Tool]:
             )
         )
         total, records = await asyncio.to_thread(fin.repo.query, query)
-        return {"total": total, "returned": len(records), "records": [_trim(r) for r in records]}
+        customer_total = None
+        if total == 0 and query.customer_id:  # no such customer, or none under these conditions?
+            customer_total, _ = await asyncio.to_thread(fin.repo.query, {"customer_id": query.customer_id, "limit": 1})
+        return {
+            "total": total,
+            "returned": len(records),
+            "records": [_trim(r) for r in records],
+            "summary": digest.summary(query, total, records, customer_total),
+        }
 
     @tool(audited=True, read_only=True)
     async def sample_sessions_by_keywords(
@@ -139,13 +150,16 @@ def build_tools(fin: Finance) -> list[Tool]:
             handle_id, {"total": len(ids), "filters": stored, "truncated": len(ids) >= fin.settings.max_handle_rows}
         )
 
-    @tool(is_async=True, audited=True)
+    @tool(is_async=True, audited=True, poll_url=JOB_URL)
     async def analyze_keywords_async(
         ctx: ToolContext, handle_id: str, top_n: int = 20, split_by: list[str] | None = None
     ) -> Any:
         """Keyword analysis of the sessions behind a handle, in the background: Chinese segmentation,
         TF-IDF keywords, daily trend, splits by channel and customer tier, co-occurrence and
-        representative quotes. Returns an async job; the result arrives by callback."""
+        representative quotes. Returns an async job; the result arrives by callback.
+
+        Started outside a session (``POST /tools/analyze-keywords-async``), the job has no callback:
+        the worker keeps the outcome, and ``GET /api/finance/jobs/{job_id}`` serves it."""
         await asyncio.to_thread(fin.state.handle, handle_id, ctx.owner)  # 404 now, not in the worker
         ticket = await ctx.async_job()
         params = {"handle_id": handle_id, "top_n": max(1, min(top_n, 50)), "split_by": split_by or []}
@@ -159,6 +173,8 @@ def build_tools(fin: Finance) -> list[Tool]:
             fin.settings.job_timeout_s,
         )
         fin.queued.set()
+        if ticket.detached:
+            return AsyncJobStarted(ticket, f"analysis queued; poll {JOB_URL.replace('{job_id}', ticket.job_id)}")
         return AsyncJobStarted(ticket, "analysis queued; the result arrives by callback")
 
     @tool(audited=True)

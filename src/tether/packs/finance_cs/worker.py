@@ -6,7 +6,9 @@ Durable: a job is claimed under a lease (``job_lease_s``), renewed while it runs
 dies, the lease expires and the job runs again, up to ``job_attempts`` times, then ends FAILED. A
 job past its deadline ends FAILED with the reason, also while it is running (its thread is then
 abandoned and its result dropped). The callback is sent before the job is marked done, so a crash
-in between only repeats a callback, which tether answers as a duplicate.
+in between only repeats a callback, which tether answers as a duplicate. A job started outside a
+session (``POST /tools/analyze-keywords-async``) has no callback URL: its outcome is kept on the
+job's row and served by ``GET /api/finance/jobs/{id}``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from tether.core.session import Owner
+from tether.pack import Owner
 from tether.packs.finance_cs.analysis import analyze
 from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.tools import Finance, new_id
@@ -142,16 +144,16 @@ class AnalysisWorker:
 
     async def _conclude(self, job: dict[str, Any], status: str, payload: Any, error: str | None) -> None:
         """Call back, then record the outcome; an outcome that could not be delivered is kept and
-        re-sent on later rounds instead of being lost."""
-        if await self._callback(job, status, payload, error):
-            await asyncio.to_thread(
-                self.fin.state.finish, job["id"], "done" if status == "SUCCEEDED" else "failed", error
-            )
+        re-sent on later rounds instead of being lost. A detached job (no callback URL) keeps its
+        outcome on its row, where its owner polls it."""
+        final = "done" if status == "SUCCEEDED" else "failed"
+        outcome = json.dumps({"status": status, "payload": payload, "error": error}, ensure_ascii=False, default=str)
+        if not job["callback_url"]:
+            await asyncio.to_thread(self.fin.state.settle, job["id"], final, outcome, error)
+        elif await self._callback(job, status, payload, error):
+            await asyncio.to_thread(self.fin.state.finish, job["id"], final, error)
         else:
-            outcome = {"status": status, "payload": payload, "error": error}
-            await asyncio.to_thread(
-                self.fin.state.hold, job["id"], json.dumps(outcome, ensure_ascii=False, default=str)
-            )
+            await asyncio.to_thread(self.fin.state.hold, job["id"], outcome)
 
     async def _redeliver(self) -> None:
         for job in await asyncio.to_thread(self.fin.state.undelivered):
