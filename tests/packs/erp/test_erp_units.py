@@ -130,3 +130,10 @@ def test_the_identity_cache_keeps_no_token_and_expires() -> None:
         assert client.calls == 2
 
     asyncio.run(main())
+
+
+def test_the_migration_head_constant_is_the_history_head() -> None:
+    from tether.pack_migrate import PackMigrations, script_head
+    from tether.packs.erp.pack import HEAD, MIGRATIONS, VERSION_TABLE
+
+    assert script_head(PackMigrations(MIGRATIONS, "sqlite:///unused.db", VERSION_TABLE)) == HEAD

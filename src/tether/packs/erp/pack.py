@@ -2,7 +2,9 @@
 
 It talks to the ERP over HTTP only (``TETHER_ERP_BASE_URL``; by default the demo ERP mounted in
 this server at ``/erp``), resolves ERP tokens to identities, and reads the ERP database's views
-through a read-only connection for ``query_data`` and ``kg_search``.
+through a read-only connection for ``query_data`` and ``kg_search``. Its own two tables (the
+question → SQL cache, the SQL error history) live in tether's database under an Alembic history of
+their own (``migrations/``, version table ``erp_alembic_version``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tether.pack import Pack, PackEnv, ReadOnlyExecutor, create_read_engine, normalize_url
+from tether.pack import Pack, PackEnv, PackMigrations, ReadOnlyExecutor, create_read_engine, normalize_url
 from tether.packs.erp.client import ErpClient
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
@@ -26,6 +28,9 @@ from tether.packs.erp.tools import Erp, build_tools
 
 log = logging.getLogger("tether.erp")
 SKILLS = Path(__file__).parent / "skills"
+MIGRATIONS = Path(__file__).parent / "migrations"
+VERSION_TABLE = "erp_alembic_version"
+HEAD = "erp0001"  # the newest revision in migrations/versions (a test keeps the two equal)
 
 
 def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
@@ -48,7 +53,6 @@ def pack(env: PackEnv) -> Pack:
     domains: list[str] = [""]
 
     async def startup(_services: Any) -> None:
-        await asyncio.to_thread(erp.query.state.create)
         try:
             domains[0] = domain_map(await asyncio.to_thread(erp.kg.domains))
         except Exception as exc:  # the ERP database is elsewhere or not ready: run without the map
@@ -68,6 +72,7 @@ def pack(env: PackEnv) -> Pack:
         shutdown=shutdown,
         routers=[build_router(erp, provider)],
         identity_providers=[provider],
+        migrations=PackMigrations(MIGRATIONS, env.settings.database_url, VERSION_TABLE, HEAD),
         prompt_sections=[lambda: RULES, lambda: domains[0]],
         audience=(provider.name,),
     )

@@ -61,9 +61,6 @@ class QueryState:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
 
-    def create(self) -> None:
-        metadata.create_all(self.engine)
-
     def cached_sql(self, brand: int, question: str) -> str | None:
         key = question_key(question)
         with self.engine.begin() as conn:
