@@ -44,6 +44,7 @@ bench: install
 	$(BIN)/python bench/w1.py
 	$(BIN)/python bench/sqlguard.py
 	$(BIN)/python bench/finance.py
+	$(BIN)/python bench/erp.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
