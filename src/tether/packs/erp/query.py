@@ -59,35 +59,50 @@ class QueryService:
     async def run(self, ctx: ToolContext, question: str, sql: str | None) -> Any:
         policy = self.policy(ctx)
         brand = int(policy.tenant)  # type: ignore[arg-type]
+        # One worker-thread hop for everything that blocks (cache read, guard, query, cache write or
+        # error record): each hop is two thread wake-ups, which cost as much as the query itself.
+        tried = await asyncio.to_thread(self._attempt, ctx, brand, question, sql, policy)
+        if tried.sql is None:
+            return ErrorResult(
+                "no validated SQL is cached for this question yet; write one SELECT over these views: "
+                + ", ".join(sorted(policy.tables)),
+                retryable=True,
+            )
+        ctx.audit_notes.update({"question": question[:500], "cached": tried.cached})
+        if tried.rejected is not None:
+            ctx.audit_notes.update({"sql": tried.sql[:4000], "rejected": tried.rejected})
+            return self._failed(ctx, question, f"the SQL was refused: {tried.rejected}")
+        ctx.audit_notes["sql"] = tried.guarded_sql
+        if tried.error is not None or tried.answer is None:
+            ctx.audit_notes["error"] = tried.error
+            return self._failed(ctx, question, f"the database refused it: {tried.error}")
+        ctx.audit_notes["rows"] = tried.answer["rowCount"]
+        self._failures.pop((ctx.session_id, question_key(question)), None)
+        return tried.answer
+
+    def _attempt(self, ctx: ToolContext, brand: int, question: str, sql: str | None, policy: Policy) -> _Tried:
+        """In a worker thread: the cached SQL when none is given, guard, the read-only query, then
+        the cache write (fresh SQL that ran) or the error record (and a failing cached SQL dropped)."""
         cached = False
         if not sql or not sql.strip():
-            sql = await asyncio.to_thread(self.state.cached_sql, brand, question)
+            sql = self.state.cached_sql(brand, question)
             if sql is None:
-                return ErrorResult(
-                    "no validated SQL is cached for this question yet; write one SELECT over these views: "
-                    + ", ".join(sorted(policy.tables)),
-                    retryable=True,
-                )
+                return _Tried(None, False)
             cached = True
-        ctx.audit_notes.update({"question": question[:500], "cached": cached})
         try:
             guarded = guard(sql, dialect=self.executor.dialect, policy=policy)
         except SqlRejected as exc:
-            ctx.audit_notes.update({"sql": sql[:4000], "rejected": exc.message})
-            return await self._failed(ctx, brand, question, sql, f"the SQL was refused: {exc.message}", cached)
-        ctx.audit_notes["sql"] = guarded.sql
+            self._record_failure(ctx, brand, question, sql, f"the SQL was refused: {exc.message}", cached)
+            return _Tried(sql, cached, rejected=exc.message)
         try:
-            result = await asyncio.to_thread(self.executor.run, guarded)
+            result = self.executor.run(guarded)
         except QueryFailed as exc:
-            ctx.audit_notes["error"] = exc.message
-            return await self._failed(
-                ctx, brand, question, guarded.sql, f"the database refused it: {exc.message}", cached
-            )
-        ctx.audit_notes["rows"] = len(result.rows)
-        self._failures.pop((ctx.session_id, question_key(question)), None)
+            message = f"the database refused it: {exc.message}"
+            self._record_failure(ctx, brand, question, guarded.sql, message, cached)
+            return _Tried(sql, cached, guarded.sql, error=exc.message)
         if not cached:
-            await asyncio.to_thread(self.state.remember, brand, question, sql)
-        return {
+            self.state.remember(brand, question, sql)
+        answer = {
             "columns": list(result.columns),
             "rows": [[_plain(v) for v in row] for row in result.rows],
             "rowCount": len(result.rows),
@@ -95,20 +110,33 @@ class QueryService:
             "cached": cached,
             "sql": guarded.sql,
         }
+        return _Tried(sql, cached, guarded.sql, answer=answer)
 
-    async def _failed(
+    def _record_failure(
         self, ctx: ToolContext, brand: int, question: str, sql: str, message: str, cached: bool
-    ) -> ErrorResult:
-        await asyncio.to_thread(
-            self.state.record_error, brand, ctx.owner.user_id, ctx.session_id, question, sql, message
-        )
+    ) -> None:
+        self.state.record_error(brand, ctx.owner.user_id, ctx.session_id, question, sql, message)
         if cached:  # a cached query that no longer passes is dropped, never retried as is
-            await asyncio.to_thread(self.state.forget, brand, question)
+            self.state.forget(brand, question)
+
+    def _failed(self, ctx: ToolContext, question: str, message: str) -> ErrorResult:
         key = (ctx.session_id, question_key(question))
         self._failures[key] += 1
         if self._failures[key] > REPAIRS:
             return ErrorResult(f"{message}. The query failed again; answer without it or ask the user.", False)
         return ErrorResult(f"{message}. Fix the SQL and call query_data once more.", True)
+
+
+@dataclass(slots=True)
+class _Tried:
+    """What one ``_attempt`` found: ``sql`` None when nothing is cached for the question."""
+
+    sql: str | None
+    cached: bool
+    guarded_sql: str | None = None
+    rejected: str | None = None  # guard's refusal
+    error: str | None = None  # the database's refusal
+    answer: dict[str, Any] | None = None
 
 
 def _plain(value: Any) -> Any:

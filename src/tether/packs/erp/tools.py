@@ -91,16 +91,21 @@ def _short(value: Any) -> Any:
     return value
 
 
+# json.dumps(values, ensure_ascii=False, default=str) without building an encoder per row
+_encode_row = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def fit_rows(rows: list[dict[str, Any]], budget: int) -> tuple[list[str], list[list[Any]], bool]:
     """Rows as (columns, values) trimmed to ``budget`` characters of JSON."""
-    columns: list[str] = []
-    for row in rows:
-        columns += [c for c in row if c not in columns]
+    columns = list(dict.fromkeys(c for row in rows for c in row))  # every column, in first-seen order
     out: list[list[Any]] = []
     used = len(json.dumps(columns, ensure_ascii=False))
     for row in rows:
-        values = [_short(row.get(c)) for c in columns]
-        size = len(json.dumps(values, ensure_ascii=False, default=str)) + 1
+        values = [
+            v[:MAX_TEXT] + "…" if isinstance(v, str) and len(v) > MAX_TEXT else v  # _short, inlined
+            for v in map(row.get, columns)
+        ]
+        size = len(_encode_row(values)) + 1
         if out and used + size > budget:
             return columns, out, True
         out.append(values)
