@@ -57,29 +57,44 @@ def question_key(question: str) -> str:
     return hashlib.sha256(normalise_question(question).encode()).hexdigest()
 
 
+TOUCH_S = 60.0  # a cache row's hit count and last use are written at most this often
+
+
 class QueryState:
+    """The cache keeps no durable write on its hot path: a hit is a read, and storing the SQL a
+    row already holds is skipped (``_stored`` remembers what this process wrote or read). A lost
+    cache row only costs a model call that writes the SQL again."""
+
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
+        self._stored: dict[tuple[int, str], tuple[str, float, int]] = {}  # -> (sql, last touch, hits since)
 
     def cached_sql(self, brand: int, question: str) -> str | None:
         key = question_key(question)
-        with self.engine.begin() as conn:
-            row = conn.execute(
-                sa.select(question_sql.c.sql_text).where(
-                    question_sql.c.brands_id == brand, question_sql.c.question_hash == key
+        where = (question_sql.c.brands_id == brand) & (question_sql.c.question_hash == key)
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(question_sql.c.sql_text).where(where)).first()
+        if row is None:
+            self._stored.pop((brand, key), None)
+            return None
+        sql_text, now = str(row[0]), time.time()
+        _, touched, hits = self._stored.get((brand, key), (sql_text, 0.0, 0))
+        if now - touched >= TOUCH_S:
+            with self.engine.begin() as conn:
+                conn.execute(
+                    question_sql.update().where(where).values(hits=question_sql.c.hits + hits + 1, used_at=now)
                 )
-            ).first()
-            if row is None:
-                return None
-            conn.execute(
-                question_sql.update()
-                .where(question_sql.c.brands_id == brand, question_sql.c.question_hash == key)
-                .values(hits=question_sql.c.hits + 1, used_at=time.time())
-            )
-            return str(row[0])
+            self._stored[(brand, key)] = (sql_text, now, 0)
+        else:
+            self._stored[(brand, key)] = (sql_text, touched, hits + 1)
+        return sql_text
 
     def remember(self, brand: int, question: str, sql_text: str) -> None:
         key, now = question_key(question), time.time()
+        known = self._stored.get((brand, key))
+        if known is not None and known[0] == sql_text:
+            return  # this process stored or read this very SQL for the question: nothing to write
+        self._stored[(brand, key)] = (sql_text, now, 0)
         where = (question_sql.c.brands_id == brand) & (question_sql.c.question_hash == key)
         with self.engine.begin() as conn:
             if conn.execute(sa.select(question_sql.c.hits).where(where)).first() is None:
@@ -98,6 +113,7 @@ class QueryState:
                 conn.execute(question_sql.update().where(where).values(sql_text=sql_text, used_at=now))
 
     def forget(self, brand: int, question: str) -> None:
+        self._stored.pop((brand, question_key(question)), None)
         with self.engine.begin() as conn:
             conn.execute(
                 question_sql.delete().where(
