@@ -285,4 +285,65 @@ async def test_list_sessions_newest_first_and_paged(store: Store, clock: FakeClo
     order = [s.session_id for s in first + rest]
     expected = [made[i].session_id for i in (1, 4, 3, 2, 0)]
     assert order == expected
-    assert first[0].transcript == made[1].transcript and first[0].persisted_count == 4
+    assert first[0].title == made[1].title and first[0].status is Status.RUNNING and not first[0].archived
+
+
+async def test_steps_are_appended_and_a_pending_step_is_updated_in_place(store: Store) -> None:
+    s = new_session()
+    await store.create(Commit(s))
+    await store.commit(tool_round(s, 1, 1))
+    s.executed_steps.append(Step("turn-1", "call-async", "analyze_keywords_async", {"k": ["金"]}, "PENDING", None, 2.0))
+    s.waiting_job_ids = ["job-1"]
+    s.transition(Status.WAITING_ASYNC_CALLBACK)
+    await store.commit(Commit(s, [], [job(s, "job-1")]))
+
+    # another copy (the callback's process) applies the job: the PENDING step changes in place
+    resumed = await store.load(s.session_id)
+    step = resumed.executed_steps[1]
+    step.status, step.finished_at = "SUCCEEDED", 3.5
+    resumed.waiting_job_ids = []
+    resumed.transition(Status.RUNNING)
+    await store.commit(Commit(resumed, applied_job_ids=["job-1"]))
+    await store.commit(tool_round(resumed, 2, 4))
+
+    loaded = await store.load(s.session_id)
+    assert [st.to_json() for st in loaded.executed_steps] == [st.to_json() for st in resumed.executed_steps]
+    assert [st.status for st in loaded.executed_steps] == ["SUCCEEDED", "SUCCEEDED", "SUCCEEDED"]
+    assert loaded.executed_steps[1].finished_at == 3.5 and loaded.executed_steps[1].started_at == 2.0
+
+
+async def test_events_are_read_back_exactly_across_commits_and_pages(store: Store) -> None:
+    s = new_session()
+    first = events(s, 1, "SESSION_STARTED", "SKILLS_SELECTED", "TURN_STARTED", "A_PACK_EVENT", "TOKEN")
+    first[3].turn_id = None
+    first[4].ts = 1_700_000_000.123456789  # timestamps come back bit for bit
+    await store.create(Commit(s, first))
+    second = events(s, 6, "MODEL_DECISION", "TOOL_CALL_REQUESTED", turn="turn-2")
+    second[1].data = {"arguments": '{"q": "金价 \\"涨\\""}', "nested": {"list": [1, 2.5, None, True]}}
+    await store.commit(Commit(s, second))
+    gap = events(s, 10, "TURN_FINISHED")  # a gap in the numbering is kept
+    await store.commit(Commit(s, gap))
+
+    everything = [e.to_json() for e in first + second + gap]
+    assert [e.to_json() for e in await store.events_after(s.session_id, 0)] == everything
+    assert [e.seq for e in await store.events_after(s.session_id, 2, limit=2)] == [3, 4]
+    assert [e.seq for e in await store.events_after(s.session_id, 4, limit=2)] == [5, 6]
+    assert [e.seq for e in await store.events_after(s.session_id, 7)] == [10]
+    assert await store.events_after(s.session_id, 10) == []
+    assert await store.events_after("ses-unknown", 0) == []
+
+
+async def test_an_event_not_above_the_stored_ones_is_a_conflict_and_writes_nothing(store: Store) -> None:
+    s = new_session()
+    await store.create(Commit(s, events(s, 1, "SESSION_STARTED", "TURN_STARTED")))
+    s.append({"role": "user", "content": "不该写入"})
+    with pytest.raises(Conflict):
+        await store.commit(Commit(s, events(s, 2, "MODEL_DECISION")))
+    assert s.version == 1 and s.persisted_count == 2
+    loaded = await store.load(s.session_id)
+    assert loaded.version == 1 and len(loaded.transcript) == 2
+    assert [e.type for e in await store.events_after(s.session_id, 0)] == ["SESSION_STARTED", "TURN_STARTED"]
+    with pytest.raises(Conflict):  # the same seq twice in one commit
+        await store.commit(Commit(s, [*events(s, 3, "TOKEN"), *events(s, 3, "TOKEN")]))
+    await store.commit(Commit(s, events(s, 3, "MODEL_DECISION")))
+    assert (await store.load(s.session_id)).last_seq == 3

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tether.core.ports import SessionSummary
 from tether.core.prompt import public_context
 from tether.core.session import AgentSession
 
@@ -88,11 +89,12 @@ def session_view(s: AgentSession) -> dict[str, Any]:
     }
 
 
-def session_summary(s: AgentSession) -> dict[str, Any]:
+def session_summary(s: SessionSummary) -> dict[str, Any]:
     return {
         "sessionId": s.session_id,
         "status": s.status.value,
         "title": s.title,
+        "archived": s.archived,
         "createdAt": iso(s.created_at),
         "updatedAt": iso(s.updated_at),
     }
