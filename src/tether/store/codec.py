@@ -5,8 +5,8 @@ in ``compact.py``'s encodings; ``SqlStore`` stores them packed (compressed), ``M
 ``snapshot_commit`` turns a ``Commit`` into plain parameter tuples on the caller's thread, so the
 writer thread never reads a live, mutable session; ``apply_committed`` does the persistence
 bookkeeping once the transaction is durable. ``Ledger`` remembers what is stored of a session
-(its steps, its state), so that a commit writes only what changed. Pure functions otherwise: this module never
-touches a database, a thread or a clock.
+(its steps, its state), so that a commit writes only what changed. Pure functions otherwise:
+this module never touches a database or a clock.
 """
 
 from __future__ import annotations
