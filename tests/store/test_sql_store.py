@@ -121,6 +121,32 @@ async def test_a_commit_writes_only_new_and_replaced_rows(db_url: str) -> None:
         assert compact.record_step(steps[2][1]).status == "FAILED"
 
 
+async def test_the_state_is_written_only_when_it_changed(db_url: str) -> None:
+    async with SqlStore(db_url) as store:
+        s = new_session()
+        await store.create(Commit(s))
+        engine = create_read_engine(normalize_url(db_url))
+        marker = compact.dumps({"globalContext": {"written": "behind the store's back"}})
+
+        def state() -> str:
+            with engine.connect() as conn:
+                query = sa.select(agent_session.c.state).where(agent_session.c.id == s.session_id)
+                return compact.unpack(conn.execute(query).scalar_one())
+
+        try:
+            with engine.begin() as conn:
+                conn.execute(
+                    sa.update(agent_session).where(agent_session.c.id == s.session_id).values(state=marker.encode())
+                )
+            await store.commit(tool_round(s, 1, 1))  # same state: the row keeps it
+            assert state() == marker
+            s.summary = "摘要"
+            await store.commit(Commit(s))
+            assert json.loads(state())["summary"] == "摘要"
+        finally:
+            engine.dispose()
+
+
 async def test_group_commit_is_durable_across_a_reopen(db_url: str) -> None:
     sessions = [new_session(query=f"q{i}") for i in range(40)]
     async with SqlStore(db_url) as store:

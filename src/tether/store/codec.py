@@ -11,6 +11,7 @@ this module never touches a database or a clock.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -52,7 +53,7 @@ class Stored:
     version: int
     steps: int  # step rows 0 .. steps-1 are stored
     open: dict[int, str]  # index -> stored record of a step that was not final (it may change)
-    state: str  # the stored state (session_state)
+    state: bytes  # the digest of the stored state (``state_digest``)
 
 
 class Ledger:
@@ -86,7 +87,7 @@ class Ledger:
     def loaded(self, s: AgentSession) -> None:
         """``s`` was just read from the store: it is what is stored at its version."""
         opened = {i: compact.step_record(st) for i, st in enumerate(s.executed_steps) if st.status not in FINAL_STEP}
-        self.put(s.session_id, Stored(s.version, len(s.executed_steps), opened, session_state(s)))
+        self.put(s.session_id, Stored(s.version, len(s.executed_steps), opened, state_digest(session_state(s))))
 
 
 @dataclass(slots=True)
@@ -127,6 +128,11 @@ def session_state(s: AgentSession) -> str:
             "summary": s.summary,
         }
     )
+
+
+def state_digest(state: str) -> bytes:
+    """What the ledger keeps of a state: a digest (a context can be large; 10,000 of them add up)."""
+    return hashlib.blake2b(state.encode(), digest_size=16).digest()
 
 
 def _results_by_call(transcript: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -200,7 +206,8 @@ def snapshot_commit(
     max_seq = max(s.last_seq, events[0][1]) if events else s.last_seq
     known = None if create else ledger.get(sid, s.version)
     status, version, state = str(s.status), s.version + 1, session_state(s)
-    keep_state = known is not None and known.state == state
+    digest = state_digest(state)
+    keep_state = known is not None and known.state == digest
     packed = None if keep_state else pack(state)
     header = (
         sid, s.owner.user_id, s.owner.tenant, s.title, False, s.query, status, version, lease, max_seq,
@@ -226,7 +233,7 @@ def snapshot_commit(
         new_steps=new_steps,
         replaced_steps=replaced_steps,
         rewrite_steps=rewrite and not create,
-        stored_after=Stored(version, len(s.executed_steps), opened, state),
+        stored_after=Stored(version, len(s.executed_steps), opened, digest),
         new_jobs=[job_row(j) for j in commit.new_jobs],
         applied_jobs=[(True, jid) for jid in commit.applied_job_ids],
         persisted_count=len(transcript),
