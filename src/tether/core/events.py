@@ -10,6 +10,7 @@ from typing import Any
 class EventType(enum.StrEnum):
     SESSION_STARTED = "SESSION_STARTED"
     TURN_STARTED = "TURN_STARTED"
+    USER_MESSAGE = "USER_MESSAGE"  # a follow-up message (the first is SESSION_STARTED's query)
     SKILLS_SELECTED = "SKILLS_SELECTED"
     MODEL_DECISION = "MODEL_DECISION"
     TOKEN = "TOKEN"
@@ -24,6 +25,7 @@ class EventType(enum.StrEnum):
     WRITE_PROPOSAL = "WRITE_PROPOSAL"
     OP_RESULT = "OP_RESULT"
     LINK = "LINK"
+    INTERACTION_ANSWERED = "INTERACTION_ANSWERED"  # a question / form answered, a proposal's outcome delivered
     ASSISTANT_MESSAGE = "ASSISTANT_MESSAGE"
     LOGIN_EXPIRED = "LOGIN_EXPIRED"
     ERROR = "ERROR"
