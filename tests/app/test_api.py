@@ -29,6 +29,7 @@ SESSION_KEYS = {
     "sessionId",
     "status",
     "title",
+    "archived",
     "query",
     "globalContext",
     "transcript",
@@ -281,7 +282,7 @@ def test_list_sessions_newest_first_and_paged(api_server: TetherServer) -> None:
         page = first.json()
         assert [i["sessionId"] for i in page["items"]] == ids[::-1][:2]
         assert page["limit"] == 2 and page["offset"] == 0
-        assert set(page["items"][0]) >= {"sessionId", "status", "title", "createdAt", "updatedAt"}
+        assert set(page["items"][0]) >= {"sessionId", "status", "title", "archived", "createdAt", "updatedAt"}
         second = carol.get("/api/agent/sessions", params={"limit": 2, "offset": 2}).json()
         assert [i["sessionId"] for i in second["items"]] == ids[:1]
         assert carol.get("/api/agent/sessions", params={"offset": 3}).json()["items"] == []

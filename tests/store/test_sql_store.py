@@ -13,11 +13,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from tether.core.ports import Commit
+from tether.core.session import Step
 from tether.errors import ConfigError
-from tether.store import SqlStore, upgrade
+from tether.store import SqlStore, compact, upgrade
 from tether.store.database import create_read_engine, normalize_url
 from tether.store.migrate import VERSION_TABLE
-from tether.store.tables import agent_event, agent_message, agent_session, metadata
+from tether.store.tables import agent_event, agent_message, agent_session, agent_step, metadata
 
 from .builders import events, new_session, tool_round
 
@@ -32,12 +33,20 @@ def _stored_bytes(engine: sa.Engine, session_id: str) -> int:
     """Sum of the stored column lengths of the session's rows (8 bytes per number)."""
     total = 0
     with engine.connect() as conn:
-        for table, key in ((agent_session, "id"), (agent_message, "session_id"), (agent_event, "session_id")):
-            for row in conn.execute(sa.select(table).where(table.c[key] == session_id)):
-                for value in row:
-                    if isinstance(value, str):
-                        total += len(value.encode())
-                    elif value is not None:
+        key = conn.execute(sa.select(agent_session.c.session_key).where(agent_session.c.id == session_id)).scalar()
+        for table, column, value in (
+            (agent_session, "id", session_id),
+            (agent_message, "session_key", key),
+            (agent_event, "session_key", key),
+            (agent_step, "session_key", key),
+        ):
+            for row in conn.execute(sa.select(table).where(table.c[column] == value)):
+                for cell in row:
+                    if isinstance(cell, str):
+                        total += len(cell.encode())
+                    elif isinstance(cell, bytes):
+                        total += len(cell)
+                    elif cell is not None:
                         total += 8
     return total
 
@@ -65,35 +74,51 @@ async def test_stored_bytes_grow_linearly_with_the_transcript(db_url: str) -> No
         assert loaded.transcript == s.transcript and loaded.version == 201
 
 
+def _rows(engine: sa.Engine, table: sa.Table, session_id: str) -> list[tuple[int, Any]]:
+    key = sa.select(agent_session.c.session_key).where(agent_session.c.id == session_id).scalar_subquery()
+    with engine.connect() as conn:
+        query = sa.select(table.c.idx, table.c.body).where(table.c.session_key == key).order_by(table.c.idx)
+        return [(i, compact.unpack(body)) for i, body in conn.execute(query)]
+
+
+def _overwrite(engine: sa.Engine, table: sa.Table, session_id: str, idx: int, text: str) -> None:
+    key = sa.select(agent_session.c.session_key).where(agent_session.c.id == session_id).scalar_subquery()
+    with engine.begin() as conn:
+        conn.execute(sa.update(table).where(table.c.session_key == key, table.c.idx == idx).values(body=text.encode()))
+
+
 async def test_a_commit_writes_only_new_and_replaced_rows(db_url: str) -> None:
     async with SqlStore(db_url) as store:
         s = new_session()
         await store.create(Commit(s))
         await store.commit(tool_round(s, 1, 1))
+        s.executed_steps.append(Step("turn-1", "call-async", "analyze", {"k": 1}, "PENDING", None, 5.0, 5.5))
+        await store.commit(Commit(s))
         engine = create_read_engine(normalize_url(db_url))
         try:
+            # rows the next commit must not touch: a message and a final step
             marker = json.dumps({"role": "system", "content": "written behind the store's back"})
-            with engine.begin() as conn:  # a row the next commit must not touch
-                conn.execute(
-                    sa.update(agent_message)
-                    .where(agent_message.c.session_id == s.session_id, agent_message.c.idx == 0)
-                    .values(body=marker)
-                )
+            _overwrite(engine, agent_message, s.session_id, 0, marker)
+            step_marker = compact.step_record(Step("turn-x", "call-x", "marker", {}, "SUCCEEDED"))
+            _overwrite(engine, agent_step, s.session_id, 0, step_marker)
             s.set_message(3, {"role": "tool", "tool_call_id": "call-1", "content": "替换"})
             s.append({"role": "assistant", "content": "好"})
+            pending = s.executed_steps[1]
+            pending.status, pending.finished_at = "SUCCEEDED", 9.25  # an async job's result came in
+            s.executed_steps.append(Step("turn-1", "call-3", "lookup", {}, "FAILED", None, 10.0, 10.5))
             await store.commit(Commit(s))
-            with engine.connect() as conn:
-                bodies = conn.execute(
-                    sa.select(agent_message.c.idx, agent_message.c.body)
-                    .where(agent_message.c.session_id == s.session_id)
-                    .order_by(agent_message.c.idx)
-                ).all()
+            messages = _rows(engine, agent_message, s.session_id)
+            steps = _rows(engine, agent_step, s.session_id)
         finally:
             engine.dispose()
-        assert [i for i, _ in bodies] == [0, 1, 2, 3, 4]
-        assert bodies[0][1] == marker  # untouched: no full rewrite
-        assert json.loads(bodies[3][1])["content"] == "替换"
-        assert json.loads(bodies[4][1]) == {"role": "assistant", "content": "好"}
+        assert [i for i, _ in messages] == [0, 1, 2, 3, 4]
+        assert messages[0][1] == marker  # untouched: no full rewrite
+        assert json.loads(messages[3][1])["content"] == "替换"
+        assert json.loads(messages[4][1]) == {"role": "assistant", "content": "好"}
+        assert [i for i, _ in steps] == [0, 1, 2]
+        assert steps[0][1] == step_marker  # a final step is never written again
+        assert compact.record_step(steps[1][1]).to_json() == {**pending.to_json(), "result": None}
+        assert compact.record_step(steps[2][1]).status == "FAILED"
 
 
 async def test_group_commit_is_durable_across_a_reopen(db_url: str) -> None:
@@ -112,6 +137,25 @@ async def test_group_commit_is_durable_across_a_reopen(db_url: str) -> None:
         s = sessions[0]
         s.append({"role": "user", "content": "继续"})
         await reopened.commit(Commit(s, events(s, 10, "TURN_STARTED")))
+
+
+async def test_steps_of_a_session_another_process_wrote_are_rewritten_whole(db_url: str) -> None:
+    s = new_session()
+    async with SqlStore(db_url) as first:
+        await first.create(Commit(s))
+        for n in range(3):
+            await first.commit(tool_round(s, n, 1 + 3 * n))
+        s.executed_steps.append(Step("turn-1", "call-async", "analyze", {}, "PENDING", None, 1.0, 1.0))
+        await first.commit(Commit(s))
+    async with SqlStore(db_url) as second:  # has never seen this session: it cannot know the rows
+        s.executed_steps[3].status = "FAILED"
+        s.executed_steps.append(Step("turn-1", "call-9", "lookup", {"i": 9}, "SUCCEEDED", None, 2.0, 2.5))
+        await second.commit(Commit(s))
+        loaded = await second.load(s.session_id)
+        assert [st.to_json() for st in loaded.executed_steps] == [st.to_json() for st in s.executed_steps]
+        s.executed_steps.append(Step("turn-1", "call-10", "lookup", {}, "SUCCEEDED", None, 3.0, 3.5))
+        await second.commit(Commit(s))  # now it knows them: one new row
+        assert len((await second.load(s.session_id)).executed_steps) == 6
 
 
 async def test_a_conflict_in_a_batch_does_not_sink_the_others(db_url: str) -> None:

@@ -285,4 +285,146 @@ async def test_list_sessions_newest_first_and_paged(store: Store, clock: FakeClo
     order = [s.session_id for s in first + rest]
     expected = [made[i].session_id for i in (1, 4, 3, 2, 0)]
     assert order == expected
-    assert first[0].transcript == made[1].transcript and first[0].persisted_count == 4
+    assert first[0].title == made[1].title and first[0].status is Status.RUNNING and not first[0].archived
+
+
+async def test_steps_are_appended_and_a_pending_step_is_updated_in_place(store: Store) -> None:
+    s = new_session()
+    await store.create(Commit(s))
+    await store.commit(tool_round(s, 1, 1))
+    s.executed_steps.append(Step("turn-1", "call-async", "analyze_keywords_async", {"k": ["金"]}, "PENDING", None, 2.0))
+    s.waiting_job_ids = ["job-1"]
+    s.transition(Status.WAITING_ASYNC_CALLBACK)
+    await store.commit(Commit(s, [], [job(s, "job-1")]))
+
+    # another copy (the callback's process) applies the job: the PENDING step changes in place
+    resumed = await store.load(s.session_id)
+    step = resumed.executed_steps[1]
+    step.status, step.finished_at = "SUCCEEDED", 3.5
+    resumed.waiting_job_ids = []
+    resumed.transition(Status.RUNNING)
+    await store.commit(Commit(resumed, applied_job_ids=["job-1"]))
+    await store.commit(tool_round(resumed, 2, 4))
+
+    loaded = await store.load(s.session_id)
+    assert [st.to_json() for st in loaded.executed_steps] == [st.to_json() for st in resumed.executed_steps]
+    assert [st.status for st in loaded.executed_steps] == ["SUCCEEDED", "SUCCEEDED", "SUCCEEDED"]
+    assert loaded.executed_steps[1].finished_at == 3.5 and loaded.executed_steps[1].started_at == 2.0
+
+
+async def test_events_are_read_back_exactly_across_commits_and_pages(store: Store) -> None:
+    s = new_session()
+    first = events(s, 1, "SESSION_STARTED", "SKILLS_SELECTED", "TURN_STARTED", "A_PACK_EVENT", "TOKEN")
+    first[3].turn_id = None
+    first[4].ts = 1_700_000_000.123456789  # timestamps come back bit for bit
+    await store.create(Commit(s, first))
+    second = events(s, 6, "MODEL_DECISION", "TOOL_CALL_REQUESTED", turn="turn-2")
+    second[1].data = {"arguments": '{"q": "金价 \\"涨\\""}', "nested": {"list": [1, 2.5, None, True]}}
+    await store.commit(Commit(s, second))
+    gap = events(s, 10, "TURN_FINISHED")  # a gap in the numbering is kept
+    await store.commit(Commit(s, gap))
+
+    everything = [e.to_json() for e in first + second + gap]
+    assert [e.to_json() for e in await store.events_after(s.session_id, 0)] == everything
+    assert [e.seq for e in await store.events_after(s.session_id, 2, limit=2)] == [3, 4]
+    assert [e.seq for e in await store.events_after(s.session_id, 4, limit=2)] == [5, 6]
+    assert [e.seq for e in await store.events_after(s.session_id, 7)] == [10]
+    assert await store.events_after(s.session_id, 10) == []
+    assert await store.events_after("ses-unknown", 0) == []
+
+
+async def test_an_event_not_above_the_stored_ones_is_a_conflict_and_writes_nothing(store: Store) -> None:
+    s = new_session()
+    await store.create(Commit(s, events(s, 1, "SESSION_STARTED", "TURN_STARTED")))
+    s.append({"role": "user", "content": "不该写入"})
+    with pytest.raises(Conflict):
+        await store.commit(Commit(s, events(s, 2, "MODEL_DECISION")))
+    assert s.version == 1 and s.persisted_count == 2
+    loaded = await store.load(s.session_id)
+    assert loaded.version == 1 and len(loaded.transcript) == 2
+    assert [e.type for e in await store.events_after(s.session_id, 0)] == ["SESSION_STARTED", "TURN_STARTED"]
+    with pytest.raises(Conflict):  # the same seq twice in one commit
+        await store.commit(Commit(s, [*events(s, 3, "TOKEN"), *events(s, 3, "TOKEN")]))
+    await store.commit(Commit(s, events(s, 3, "MODEL_DECISION")))
+    assert (await store.load(s.session_id)).last_seq == 3
+
+
+async def _conversations(store: Store, clock: FakeClock, *titles: str) -> list[str]:
+    ids = []
+    for title in titles:
+        s = new_session(query=title)
+        await store.create(Commit(s))
+        ids.append(s.session_id)
+        clock.advance(1)
+    return ids
+
+
+async def test_rename_and_archive_keep_the_version_and_the_place_in_the_list(store: Store, clock: FakeClock) -> None:
+    old, new = await _conversations(store, clock, "旧的对话", "newer")
+    s = await store.load(old, OWNER)
+    renamed = await store.rename(old, OWNER, "Q3 贵金属 review")
+    assert (renamed.session_id, renamed.title, renamed.archived) == (old, "Q3 贵金属 review", False)
+    assert renamed.updated_at == s.updated_at and renamed.status is Status.RUNNING
+    archived = await store.set_archived(old, OWNER, True)
+    assert archived.archived and archived.title == "Q3 贵金属 review"
+    assert await store.get_summary(old, OWNER) == archived
+
+    # a commit of a copy loaded before the rename keeps the new title and the archived flag
+    s.append({"role": "user", "content": "接着说"})
+    await store.commit(Commit(s))
+    loaded = await store.load(old, OWNER)
+    assert loaded.title == "Q3 贵金属 review" and loaded.version == 2
+    assert (await store.get_summary(old, OWNER)).archived
+    assert [x.session_id for x in await store.list_sessions(OWNER, 10, 0, archived=None)] == [old, new]
+
+    back = await store.set_archived(old, OWNER, False)
+    assert not back.archived
+    assert [x.session_id for x in await store.list_sessions(OWNER, 10, 0)] == [old, new]
+
+
+async def test_another_owner_cannot_see_rename_or_archive_a_session(store: Store, clock: FakeClock) -> None:
+    (mine,) = await _conversations(store, clock, "alice's plan")
+    for attempt in (
+        store.rename(mine, OTHER, "taken over"),
+        store.set_archived(mine, OTHER, True),
+        store.get_summary(mine, OTHER),
+        store.rename("ses-unknown", OWNER, "x"),
+        store.set_archived("ses-unknown", OWNER, True),
+    ):
+        with pytest.raises(NotFound):
+            await attempt
+    assert await store.list_sessions(OTHER, 10, 0, archived=None) == []
+    assert await store.list_sessions(OTHER, 10, 0, query="alice") == []
+    summary = await store.get_summary(mine, OWNER)
+    assert (summary.title, summary.archived) == ("alice's plan", False)
+
+
+async def test_list_filters_by_archived_and_searches_titles_literally(store: Store, clock: FakeClock) -> None:
+    ids = await _conversations(
+        store, clock, "100% done", "100 percent", "a_b", "axb", "Report ÄBC", "report äbc 2", "back\\slash", "其他 对话"
+    )
+    pct, percent, under, axb, upper, lower, slash, other = ids
+    await store.set_archived(other, OWNER, True)
+    await store.create(Commit(new_session(OTHER, query="Report of someone else")))
+
+    async def found(query: str | None = None, archived: bool | None = False) -> list[str]:
+        return [x.session_id for x in await store.list_sessions(OWNER, 50, 0, query=query, archived=archived)]
+
+    assert await found() == ids[:-1][::-1]
+    assert await found(archived=True) == [other]
+    assert await found(archived=None) == ids[::-1]
+    assert await found("%") == [pct]  # no wildcards: % and _ are themselves
+    assert await found("_") == [under]
+    assert await found("100%") == [pct]
+    assert await found("a_b") == [under]
+    assert await found("x") == [axb]
+    assert await found("\\") == [slash]
+    assert await found("REPORT") == [lower, upper]
+    assert await found("äbc") == [lower, upper]  # case-insensitive beyond ASCII
+    assert await found("ÄBC 2") == [lower]
+    assert await found("对话") == []  # archived
+    assert await found("对话", archived=None) == [other]
+    assert await found("no such title") == []
+    assert await found("") == ids[:-1][::-1]
+    page = [x.session_id for x in await store.list_sessions(OWNER, 2, 1, query="r")]
+    assert page == [upper, percent]  # newest first among "report äbc 2", "Report ÄBC", "100 percent"

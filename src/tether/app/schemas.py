@@ -6,12 +6,14 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator, model_validator
 
+from tether.core.ports import SessionSummary
 from tether.core.prompt import public_context
 from tether.core.session import AgentSession
 
 MAX_MESSAGE = 32_000
+MAX_TITLE = 200
 
 
 class CreateSession(BaseModel):
@@ -48,6 +50,44 @@ class Answer(BaseModel):
     values: dict[str, Any] | None = None
 
 
+class PatchSession(BaseModel):
+    """A conversation's owner-held fields: its title and whether it is archived (either or both)."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: StrictStr | None = Field(None, description=f"1-{MAX_TITLE} characters, trimmed; no NUL")
+    archived: StrictBool | None = None
+
+    # validators run on given values only: None here is an explicit null
+    @field_validator("title")
+    @classmethod
+    def _title(cls, value: str | None) -> str:
+        if value is None:
+            raise ValueError("may not be null")
+        value = value.strip()
+        if not 1 <= len(value) <= MAX_TITLE:
+            raise ValueError(f"must be 1 to {MAX_TITLE} characters (after trimming spaces)")
+        if "\x00" in value:
+            raise ValueError("must not contain NUL characters")
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            raise ValueError("must be valid Unicode (no lone surrogates)") from None
+        return value
+
+    @field_validator("archived")
+    @classmethod
+    def _archived(cls, value: bool | None) -> bool:
+        if value is None:
+            raise ValueError("may not be null")
+        return value
+
+    @model_validator(mode="after")
+    def _something(self) -> PatchSession:
+        if not self.model_fields_set:
+            raise ValueError("give a title, archived, or both")
+        return self
+
+
 class ToolCallback(BaseModel):
     externalJobId: str = Field(min_length=1, max_length=200)
     status: str = Field(pattern="^(SUCCEEDED|FAILED)$")
@@ -66,11 +106,14 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
 
 
-def session_view(s: AgentSession) -> dict[str, Any]:
+def session_view(s: AgentSession, meta: SessionSummary | None = None) -> dict[str, Any]:
+    """The session snapshot; ``meta`` (the stored summary) supplies the owner-held title and
+    archived flag, which a rename may have changed since ``s`` was loaded (none: a new session)."""
     return {
         "sessionId": s.session_id,
         "status": s.status.value,
-        "title": s.title,
+        "title": s.title if meta is None else meta.title,
+        "archived": False if meta is None else meta.archived,
         "query": s.query,
         "globalContext": public_context(s.global_context),
         "transcript": s.transcript,
@@ -88,11 +131,12 @@ def session_view(s: AgentSession) -> dict[str, Any]:
     }
 
 
-def session_summary(s: AgentSession) -> dict[str, Any]:
+def session_summary(s: SessionSummary) -> dict[str, Any]:
     return {
         "sessionId": s.session_id,
         "status": s.status.value,
         "title": s.title,
+        "archived": s.archived,
         "createdAt": iso(s.created_at),
         "updatedAt": iso(s.updated_at),
     }

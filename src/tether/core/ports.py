@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest
-from tether.core.session import AgentSession, Owner
+from tether.core.session import AgentSession, Owner, Status
 
 
 class ChatModel(Protocol):
@@ -62,14 +62,33 @@ class Commit:
     applied_job_ids: list[str] = field(default_factory=list)
 
 
-class SessionStore(Protocol):
-    """Durable sessions, transcripts, events and async jobs.
+@dataclass(slots=True)
+class SessionSummary:
+    """A session as its owner's conversation list shows it: no transcript, no steps."""
 
-    ``commit`` writes incrementally (new message rows, replaced rows by index, one session row
-    update) and checks ``session.version``: a stale version raises ``Conflict`` and writes nothing.
-    On success it bumps ``version``, sets ``persisted_count`` and clears ``replaced``.
+    session_id: str
+    title: str
+    status: Status
+    archived: bool
+    created_at: float
+    updated_at: float
+
+
+class SessionStore(Protocol):
+    """Durable sessions, transcripts, steps, events and async jobs.
+
+    ``commit`` writes incrementally, O(what changed): new message rows, replaced rows by index,
+    new step rows, steps whose stored status was ``PENDING`` and that changed since (by index;
+    ``SUCCEEDED`` and ``FAILED`` steps are final), one row holding the commit's events, and one
+    session row update. It checks ``session.version``: a stale version raises ``Conflict`` and
+    writes nothing, as does an event whose seq is not above the session's last stored one. On
+    success it bumps ``version``, sets ``persisted_count`` and clears ``replaced``.
     A RUNNING session's lease is renewed by every commit; ``expired_running`` finds the ones
     whose runner died.
+
+    ``title`` and ``archived`` are the owner's: set at creation (not archived), then changed only
+    by ``rename`` and ``set_archived``, which neither bump the version nor touch ``updated_at``
+    (a commit never writes them, so a rename during a running turn is kept).
     """
 
     async def create(self, commit: Commit) -> None: ...
@@ -78,7 +97,25 @@ class SessionStore(Protocol):
 
     async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession: ...
 
-    async def list_sessions(self, owner: Owner, limit: int, offset: int) -> list[AgentSession]: ...
+    async def get_summary(self, session_id: str, owner: Owner) -> SessionSummary:
+        """``NotFound`` unless ``owner`` owns the session."""
+        ...
+
+    async def list_sessions(
+        self, owner: Owner, limit: int, offset: int, query: str | None = None, archived: bool | None = False
+    ) -> list[SessionSummary]:
+        """The owner's sessions, most recently updated first. ``query``: only titles containing it
+        (case-insensitive, taken literally: ``%`` and ``_`` are no wildcards); ``archived``: only
+        archived (True), only not archived (False), or both (None)."""
+        ...
+
+    async def rename(self, session_id: str, owner: Owner, title: str) -> SessionSummary:
+        """``NotFound`` unless ``owner`` owns the session."""
+        ...
+
+    async def set_archived(self, session_id: str, owner: Owner, archived: bool) -> SessionSummary:
+        """``NotFound`` unless ``owner`` owns the session."""
+        ...
 
     async def renew_lease(self, session_id: str, version: int) -> bool: ...
 

@@ -1,58 +1,91 @@
 """Translation between core objects and stored rows, shared by ``SqlStore`` and ``MemoryStore``.
 
-Everything is stored as compact JSON text (``ensure_ascii=False``: Chinese stays 3 bytes a
-character, not 6). ``snapshot_commit`` turns a ``Commit`` into plain parameter tuples on the
-caller's thread, so the writer thread never reads a live, mutable session; ``apply_committed``
-does the persistence bookkeeping once the transaction is durable. Pure functions: this module
-never touches a database, a thread or a clock.
+Bodies are compact JSON text (``ensure_ascii=False``: Chinese stays 3 bytes a character, not 6)
+in ``compact.py``'s encodings; ``SqlStore`` stores them packed (compressed), ``MemoryStore`` as is.
+``snapshot_commit`` turns a ``Commit`` into plain parameter tuples on the caller's thread, so the
+writer thread never reads a live, mutable session; ``apply_committed`` does the persistence
+bookkeeping once the transaction is durable. ``StepLedger`` remembers which steps are stored, so
+that a commit writes only new and changed ones. Pure functions otherwise: this module never
+touches a database, a thread or a clock.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tether.core.events import RuntimeEvent
-from tether.core.ports import AsyncJob, Commit, DslSnapshot, DslStep
-from tether.core.session import AgentSession, Owner, Status, Step
+from tether.core.ports import AsyncJob, Commit, DslSnapshot, DslStep, SessionSummary
+from tether.core.session import AgentSession, Owner, Status
+from tether.errors import Conflict
+from tether.store import compact
 
-
-def _not_json(o: object) -> Any:
-    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
-
-
-# The C encoder built once (json.dumps builds one per call): half the cost on the hot path.
-_fallback = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-_encode = (
-    None
-    if _c_make_encoder is None
-    else _c_make_encoder(None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, True)
-)
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON text, non-ASCII kept as is; ``TypeError`` for what JSON cannot hold."""
-    if _encode is None:  # pragma: no cover - CPython always has the C encoder
-        return _fallback.encode(value)
-    return "".join(_encode(value, 0))
-
+dumps = compact.dumps
+loads = compact.loads
+unpack = compact.unpack
 
 Row = Mapping[Any, Any]  # a stored row: SQLAlchemy RowMapping or a plain dict
-loads = json.loads
+Body = bytes | str  # a stored body: packed bytes (SqlStore) or JSON text (MemoryStore)
+Pack = Callable[[str], Body]
 
 # Positional parameter order of the writer's INSERT statements (see writes.py).
 SESSION_COLUMNS = (
-    "id", "owner_user", "owner_tenant", "title", "query", "status", "version", "lease_until",
-    "last_seq", "state", "steps", "created_at", "updated_at",
+    "id", "owner_user", "owner_tenant", "title", "archived", "query", "status", "version",
+    "lease_until", "last_seq", "state", "created_at", "updated_at",
 )  # fmt: skip
-EVENT_COLUMNS = ("session_id", "seq", "turn_id", "type", "ts", "data")
+SUMMARY_COLUMNS = ("id", "title", "status", "archived", "created_at", "updated_at")
 JOB_COLUMNS = (
     "job_id", "session_id", "tool_call_id", "tool_id", "token_hash", "status", "result", "error",
     "created_at", "deadline", "applied", "kind",
 )  # fmt: skip
+FINAL_STEP = frozenset({"SUCCEEDED", "FAILED"})  # a step in these states never changes again
+NO_EVENTS = 2**62  # the first seq of a commit without events: above every stored seq
+
+
+@dataclass(slots=True)
+class StoredSteps:
+    """What the store holds of one session's steps at one version."""
+
+    version: int
+    count: int  # rows 0 .. count-1 are stored
+    open: dict[int, str]  # index -> stored record of a step that was not final (it may change)
+
+
+class StepLedger:
+    """The stored steps of the sessions this store recently wrote or read, by session id.
+
+    What is stored at a version is the same for every copy of a session, so a commit of any copy
+    at that version writes only new steps and open steps whose record changed. A session it does
+    not know at the commit's version (evicted, or written by another process since) has all its
+    step rows rewritten once."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[str, StoredSteps] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session_id: str, version: int) -> StoredSteps | None:
+        with self._lock:
+            entry = self._entries.get(session_id)
+            if entry is None or entry.version != version:
+                return None
+            self._entries.move_to_end(session_id)
+            return entry
+
+    def put(self, session_id: str, entry: StoredSteps) -> None:
+        with self._lock:
+            self._entries[session_id] = entry
+            self._entries.move_to_end(session_id)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+    def loaded(self, s: AgentSession) -> None:
+        """``s`` was just read from the store: its steps are what is stored at its version."""
+        opened = {i: compact.step_record(st) for i, st in enumerate(s.executed_steps) if st.status not in FINAL_STEP}
+        self.put(s.session_id, StoredSteps(s.version, len(s.executed_steps), opened))
 
 
 @dataclass(slots=True)
@@ -61,11 +94,17 @@ class CommitRows:
 
     session_id: str
     expected_version: int  # the row must still be at this version
-    header: tuple[Any, ...]  # SESSION_COLUMNS order, version already bumped
+    header: tuple[Any, ...]  # SESSION_COLUMNS order, version already bumped (for an insert)
+    update: tuple[Any, ...]  # writes.update_session's parameters
+    first_seq: int  # the lowest event seq of this commit (NO_EVENTS when none)
     max_seq: int  # the session's last event seq after this commit
-    new_messages: list[tuple[str, int, str]]  # (session_id, idx, body)
-    replaced_messages: list[tuple[str, str, int]]  # (body, session_id, idx)
-    events: list[tuple[Any, ...]]
+    new_messages: list[tuple[str, int, Body]]  # (session_id, idx, body)
+    replaced_messages: list[tuple[Body, str, int]]  # (body, session_id, idx)
+    events: list[tuple[str, int, Body]]  # (session_id, last seq, batch body): one row or none
+    new_steps: list[tuple[str, int, Body]]  # (session_id, idx, body)
+    replaced_steps: list[tuple[Body, str, int]]  # (body, session_id, idx)
+    rewrite_steps: bool  # the ledger did not know what is stored: delete the rows, insert them all
+    steps_after: StoredSteps
     new_jobs: list[tuple[Any, ...]]
     applied_jobs: list[tuple[bool, str]]  # (True, job_id)
     persisted_count: int
@@ -88,13 +127,6 @@ def session_state(s: AgentSession) -> str:
     )
 
 
-def _step_json(st: Step) -> dict[str, Any]:
-    """A step without its result: the result is its tool message's data, stored once, in the transcript."""
-    body = st.to_json()
-    del body["result"]
-    return body
-
-
 def _results_by_call(transcript: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for m in transcript:
@@ -108,10 +140,6 @@ def _results_by_call(transcript: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return results
 
 
-def event_row(e: RuntimeEvent) -> tuple[Any, ...]:
-    return (e.session_id, e.seq, e.turn_id, str(e.type), e.ts, dumps(e.data))
-
-
 def job_row(j: AsyncJob) -> tuple[Any, ...]:
     result = None if j.result is None else dumps(j.result)
     return (
@@ -120,18 +148,62 @@ def job_row(j: AsyncJob) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def snapshot_commit(commit: Commit, now: float, lease_seconds: float) -> CommitRows:
+def _event_rows(s: AgentSession, events: list[RuntimeEvent], pack: Pack) -> list[tuple[str, int, Body]]:
+    if not events:
+        return []
+    if any(e.session_id != s.session_id for e in events):
+        raise ValueError(f"a commit of session {s.session_id} holds another session's event")
+    try:
+        last, text = compact.event_batch(sorted(events, key=lambda e: e.seq))
+    except ValueError as e:
+        raise Conflict(f"session {s.session_id}: {e}") from e
+    return [(s.session_id, last, pack(text))]
+
+
+def _step_rows(
+    s: AgentSession, known: StoredSteps | None, version: int, pack: Pack
+) -> tuple[list[tuple[str, int, Body]], list[tuple[Body, str, int]], bool, StoredSteps]:
+    """(new rows, replaced rows, rewrite all, what is stored after the commit)."""
+    sid, steps = s.session_id, s.executed_steps
+    rewrite = known is None or len(steps) < known.count
+    start = 0 if rewrite or known is None else known.count
+    opened: dict[int, str] = {}
+    replaced: list[tuple[Body, str, int]] = []
+    if known is not None and not rewrite:
+        for i, stored in known.open.items():
+            record = compact.step_record(steps[i])
+            if record != stored:
+                replaced.append((pack(record), sid, i))
+            if steps[i].status not in FINAL_STEP:
+                opened[i] = record
+    new: list[tuple[str, int, Body]] = []
+    for i in range(start, len(steps)):
+        record = compact.step_record(steps[i])
+        new.append((sid, i, pack(record)))
+        if steps[i].status not in FINAL_STEP:
+            opened[i] = record
+    return new, replaced, rewrite, StoredSteps(version, len(steps), opened)
+
+
+def snapshot_commit(
+    commit: Commit, now: float, lease_seconds: float, ledger: StepLedger, pack: Pack, create: bool
+) -> CommitRows:
     """Capture everything ``commit`` writes; raises ``TypeError`` for data that is not JSON."""
     s = commit.session
-    lease = now + lease_seconds if s.status == Status.RUNNING else None
-    # the session's own counter, or its events' highest seq if the caller numbered them itself
-    max_seq = max([s.last_seq, *(e.seq for e in commit.events if e.session_id == s.session_id)])
-    header = (
-        s.session_id, s.owner.user_id, s.owner.tenant, s.title, s.query, str(s.status),
-        s.version + 1, lease, max_seq, session_state(s),
-        dumps([_step_json(st) for st in s.executed_steps]), s.created_at, now,
-    )  # fmt: skip
     sid = s.session_id
+    lease = now + lease_seconds if s.status == Status.RUNNING else None
+    events = _event_rows(s, commit.events, pack)
+    first_seq = min(e.seq for e in commit.events) if commit.events else NO_EVENTS
+    # the session's own counter, or its events' highest seq if the caller numbered them itself
+    max_seq = max(s.last_seq, events[0][1]) if events else s.last_seq
+    status, version, state = str(s.status), s.version + 1, pack(session_state(s))
+    header = (
+        sid, s.owner.user_id, s.owner.tenant, s.title, False, s.query, status, version, lease, max_seq,
+        state, s.created_at, now,
+    )  # fmt: skip
+    update = (status, version, lease, max_seq, max_seq, state, now, sid, s.version, first_seq)
+    known = None if create else ledger.get(sid, s.version)
+    new_steps, replaced_steps, rewrite, steps_after = _step_rows(s, known, version, pack)
     transcript = s.transcript
     start = s.persisted_count
     replaced = frozenset(i for i in s.replaced if i < start)
@@ -139,10 +211,16 @@ def snapshot_commit(commit: Commit, now: float, lease_seconds: float) -> CommitR
         session_id=sid,
         expected_version=s.version,
         header=header,
+        update=update,
+        first_seq=first_seq,
         max_seq=max_seq,
-        new_messages=[(sid, i, dumps(transcript[i])) for i in range(start, len(transcript))],
-        replaced_messages=[(dumps(transcript[i]), sid, i) for i in sorted(replaced)],
-        events=[event_row(e) for e in commit.events],
+        new_messages=[(sid, i, pack(dumps(transcript[i]))) for i in range(start, len(transcript))],
+        replaced_messages=[(pack(dumps(transcript[i])), sid, i) for i in sorted(replaced)],
+        events=events,
+        new_steps=new_steps,
+        replaced_steps=replaced_steps,
+        rewrite_steps=rewrite and not create,
+        steps_after=steps_after,
         new_jobs=[job_row(j) for j in commit.new_jobs],
         applied_jobs=[(True, jid) for jid in commit.applied_job_ids],
         persisted_count=len(transcript),
@@ -151,26 +229,23 @@ def snapshot_commit(commit: Commit, now: float, lease_seconds: float) -> CommitR
     )
 
 
-def apply_committed(s: AgentSession, rows: CommitRows) -> None:
+def apply_committed(s: AgentSession, rows: CommitRows, ledger: StepLedger) -> None:
     """The commit is durable: bring the in-memory session's bookkeeping in line with the row."""
     s.version = rows.expected_version + 1
     s.persisted_count = rows.persisted_count
     s.replaced.difference_update(rows.replaced)
     s.updated_at = rows.now
+    ledger.put(rows.session_id, rows.steps_after)
 
 
-def _steps(stored: list[dict[str, Any]], transcript: Sequence[Mapping[str, Any]]) -> list[Step]:
+def session_from_row(row: Row, bodies: Iterable[Body], step_bodies: Iterable[Body]) -> AgentSession:
+    """Rebuild a session from its row, its message bodies and its step bodies, each in idx order."""
+    state = loads(unpack(row["state"]))
+    transcript = [loads(unpack(b)) for b in bodies]
     results = _results_by_call(transcript)
-    steps = [Step.from_json(d) for d in stored]
+    steps = [compact.record_step(unpack(b)) for b in step_bodies]
     for st in steps:
         st.result = results.get(st.tool_call_id)
-    return steps
-
-
-def session_from_row(row: Row, bodies: list[str]) -> AgentSession:
-    """Rebuild a session from its row and its message bodies in idx order."""
-    state = loads(row["state"])
-    transcript = [loads(b) for b in bodies]
     return AgentSession(
         session_id=row["id"],
         owner=Owner(row["owner_user"], row["owner_tenant"]),
@@ -179,7 +254,7 @@ def session_from_row(row: Row, bodies: list[str]) -> AgentSession:
         global_context=state.get("globalContext") or {},
         status=Status(row["status"]),
         transcript=transcript,
-        executed_steps=_steps(loads(row["steps"]), transcript),
+        executed_steps=steps,
         selected_skill_ids=state.get("selectedSkillIds") or [],
         pending_interaction=state.get("pendingInteraction"),
         waiting_job_ids=state.get("waitingJobIds") or [],
@@ -195,15 +270,32 @@ def session_from_row(row: Row, bodies: list[str]) -> AgentSession:
     )
 
 
-def event_from_row(row: Row) -> RuntimeEvent:
-    return RuntimeEvent(
-        seq=int(row["seq"]),
-        session_id=row["session_id"],
-        turn_id=row["turn_id"],
-        type=row["type"],
-        ts=row["ts"],
-        data=loads(row["data"]),
+def summary_from_row(row: Row) -> SessionSummary:
+    return SessionSummary(
+        session_id=row["id"],
+        title=row["title"],
+        status=Status(row["status"]),
+        archived=bool(row["archived"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
     )
+
+
+def events_from_batches(session_id: str, bodies: Iterable[Body], after: int, limit: int) -> list[RuntimeEvent]:
+    """The events above ``after`` (at most ``limit``) of stored batches in seq order."""
+    found: list[RuntimeEvent] = []
+    for body in bodies:
+        for e in compact.batch_events(session_id, unpack(body)):
+            if e.seq > after:
+                found.append(e)
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+def title_matches(title: str, query: str) -> bool:
+    """The store's title search: a case-insensitive substring, nothing is a wildcard."""
+    return query.lower() in title.lower()
 
 
 def job_from_row(row: Row) -> AsyncJob:

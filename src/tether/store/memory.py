@@ -13,7 +13,7 @@ import bisect
 from typing import Any
 
 from tether.core.events import RuntimeEvent
-from tether.core.ports import AsyncJob, Clock, Commit, DslSnapshot, SystemClock
+from tether.core.ports import AsyncJob, Clock, Commit, DslSnapshot, SessionSummary, SystemClock
 from tether.core.session import AgentSession, Owner, Status
 from tether.errors import Conflict, NotFound
 from tether.store import codec
@@ -21,6 +21,11 @@ from tether.store.writer import WriterStats
 
 _DSL_HEAD = ("dsl_id", "owner_user", "owner_tenant", "source_session_id", "title", "params", "created_at")
 _DSL_STEP = ("dsl_id", "idx", "step_id", "tool_id", "args", "schema_hash")
+_UPDATED = ("status", "version", "lease_until", "state", "updated_at")  # what a commit changes
+
+
+def _keep(text: str) -> str:
+    return text  # bodies stay JSON text: nothing to save in memory by compressing
 
 
 class MemoryStore:
@@ -30,11 +35,13 @@ class MemoryStore:
         self.lease_seconds = lease_seconds
         self._clock = clock or SystemClock()
         self._sessions: dict[str, dict[str, Any]] = {}
-        self._messages: dict[str, list[str]] = {}
-        self._events: dict[str, list[tuple[Any, ...]]] = {}  # sorted by seq
+        self._messages: dict[str, list[codec.Body]] = {}
+        self._steps: dict[str, list[codec.Body]] = {}
+        self._events: dict[str, list[tuple[int, codec.Body]]] = {}  # (last seq, batch), sorted
         self._jobs: dict[str, dict[str, Any]] = {}
         self._dsl: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
         self._executions: dict[str, dict[str, Any]] = {}
+        self._ledger = codec.StepLedger()
         self.writer_stats = WriterStats()
 
     async def open(self) -> None:
@@ -52,66 +59,74 @@ class MemoryStore:
     # -- SessionStore: writes ------------------------------------------------------------------
 
     async def create(self, commit: Commit) -> None:
-        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
+        rows = self._snapshot(commit, create=True)
         if rows.session_id in self._sessions:
             raise Conflict(f"session {rows.session_id} already exists")
-        self._check_children(rows, stored=[])
+        self._check_children(rows, messages=0, steps=0)
         self._sessions[rows.session_id] = dict(zip(codec.SESSION_COLUMNS, rows.header, strict=True))
         self._messages[rows.session_id] = []
+        self._steps[rows.session_id] = []
+        self._events[rows.session_id] = []
         self._apply(rows)
-        codec.apply_committed(commit.session, rows)
+        codec.apply_committed(commit.session, rows, self._ledger)
 
     async def commit(self, commit: Commit) -> None:
-        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
-        row = self._sessions.get(rows.session_id)
+        rows = self._snapshot(commit, create=False)
+        sid = rows.session_id
+        row = self._sessions.get(sid)
         if row is None:
-            raise NotFound(f"session {rows.session_id} not found")
+            raise NotFound(f"session {sid} not found")
         if row["version"] != rows.expected_version:
             raise Conflict(
-                f"session {rows.session_id} is at version {row['version']}, not "
+                f"session {sid} is at version {row['version']}, not "
                 f"{rows.expected_version}: another writer committed first"
             )
-        self._check_children(rows, stored=self._messages[rows.session_id])
+        if rows.first_seq <= row["last_seq"]:
+            raise Conflict(
+                f"session {sid}: event {rows.first_seq} is not above the last stored one ({row['last_seq']})"
+            )
+        self._check_children(rows, len(self._messages[sid]), 0 if rows.rewrite_steps else len(self._steps[sid]))
         h = dict(zip(codec.SESSION_COLUMNS, rows.header, strict=True))
-        for key in ("title", "status", "version", "lease_until", "state", "steps", "updated_at"):
+        for key in _UPDATED:
             row[key] = h[key]
         row["last_seq"] = max(row["last_seq"], rows.max_seq)
         self._apply(rows)
-        codec.apply_committed(commit.session, rows)
+        codec.apply_committed(commit.session, rows, self._ledger)
 
-    def _check_children(self, rows: codec.CommitRows, stored: list[str]) -> None:
-        """The unique keys the SQL schema enforces: message idx, event seq, job id."""
-        if rows.new_messages and rows.new_messages[0][1] < len(stored):
+    def _snapshot(self, commit: Commit, create: bool) -> codec.CommitRows:
+        return codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds, self._ledger, _keep, create)
+
+    def _check_children(self, rows: codec.CommitRows, messages: int, steps: int) -> None:
+        """The unique keys the SQL schema enforces: message and step idx, event seq, job id."""
+        if rows.new_messages and rows.new_messages[0][1] < messages:
             raise Conflict(f"session {rows.session_id}: message {rows.new_messages[0][1]} already stored")
-        keys = [(e[0], e[1]) for e in rows.events]
-        for sid, seq in keys:
-            if self._find_event(sid, seq) is not None:
-                raise Conflict(f"session {sid}: event {seq} already stored")
+        if rows.new_steps and rows.new_steps[0][1] < steps:
+            raise Conflict(f"session {rows.session_id}: step {rows.new_steps[0][1]} already stored")
         job_ids = [j[0] for j in rows.new_jobs]
-        if len(set(keys)) != len(keys) or len(set(job_ids)) != len(job_ids):
-            raise Conflict("duplicate event seq or job id in one commit")
+        if len(set(job_ids)) != len(job_ids):
+            raise Conflict("duplicate job id in one commit")
         if any(j in self._jobs for j in job_ids):
             raise Conflict("job already exists")
 
     def _apply(self, rows: codec.CommitRows) -> None:
-        messages = self._messages[rows.session_id]
+        sid = rows.session_id
+        messages, steps = self._messages[sid], self._steps[sid]
         for body, _, idx in rows.replaced_messages:
             if idx < len(messages):
                 messages[idx] = body
         messages.extend(m[2] for m in rows.new_messages)
-        for e in rows.events:
-            events = self._events.setdefault(e[0], [])
-            bisect.insort(events, e, key=lambda r: r[1])
+        if rows.rewrite_steps:
+            steps.clear()
+        for body, _, idx in rows.replaced_steps:
+            if idx < len(steps):
+                steps[idx] = body
+        steps.extend(st[2] for st in rows.new_steps)
+        self._events[sid].extend((last, body) for _, last, body in rows.events)
         for j in rows.new_jobs:
             self._jobs[j[0]] = dict(zip(codec.JOB_COLUMNS, j, strict=True))
         for _, job_id in rows.applied_jobs:
             if job_id in self._jobs:
                 self._jobs[job_id]["applied"] = True
-
-    def _find_event(self, session_id: str, seq: int) -> tuple[Any, ...] | None:
-        events = self._events.get(session_id, [])
-        i = bisect.bisect_left(events, seq, key=lambda r: r[1])
-        return events[i] if i < len(events) and events[i][1] == seq else None
 
     async def renew_lease(self, session_id: str, version: int) -> bool:
         row = self._sessions.get(session_id)
@@ -129,13 +144,29 @@ class MemoryStore:
         job.update(status=status, result=body, error=error)
         return True
 
-    # -- SessionStore: reads -------------------------------------------------------------------
+    async def rename(self, session_id: str, owner: Owner, title: str) -> SessionSummary:
+        row = self._owned(session_id, owner)
+        row["title"] = title
+        return codec.summary_from_row(row)
 
-    async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
+    async def set_archived(self, session_id: str, owner: Owner, archived: bool) -> SessionSummary:
+        row = self._owned(session_id, owner)
+        row["archived"] = bool(archived)
+        return codec.summary_from_row(row)
+
+    def _owned(self, session_id: str, owner: Owner | None) -> dict[str, Any]:
         row = self._sessions.get(session_id)
         if row is None or not codec.owns(owner, row["owner_user"], row["owner_tenant"]):
             raise NotFound(f"session {session_id} not found")
-        return codec.session_from_row(row, self._messages[session_id])
+        return row
+
+    # -- SessionStore: reads -------------------------------------------------------------------
+
+    async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
+        row = self._owned(session_id, owner)
+        s = codec.session_from_row(row, self._messages[session_id], self._steps[session_id])
+        self._ledger.loaded(s)
+        return s
 
     async def last_seq(self, session_id: str) -> int:
         row = self._sessions.get(session_id)
@@ -143,12 +174,23 @@ class MemoryStore:
             raise NotFound(f"session {session_id} not found")
         return int(row["last_seq"])
 
-    async def list_sessions(self, owner: Owner, limit: int, offset: int) -> list[AgentSession]:
+    async def get_summary(self, session_id: str, owner: Owner) -> SessionSummary:
+        return codec.summary_from_row(self._owned(session_id, owner))
+
+    async def list_sessions(
+        self, owner: Owner, limit: int, offset: int, query: str | None = None, archived: bool | None = False
+    ) -> list[SessionSummary]:
         mine = [
-            r for r in self._sessions.values() if r["owner_user"] == owner.user_id and r["owner_tenant"] == owner.tenant
+            r
+            for r in self._sessions.values()
+            if r["owner_user"] == owner.user_id
+            and r["owner_tenant"] == owner.tenant
+            and (archived is None or r["archived"] == archived)
+            and (not query or codec.title_matches(r["title"], query))
         ]
-        mine.sort(key=lambda r: (r["updated_at"], r["id"]), reverse=True)
-        return [codec.session_from_row(r, self._messages[r["id"]]) for r in mine[offset : offset + limit]]
+        order = {sid: i for i, sid in enumerate(self._sessions)}  # creation order, as the SQL key
+        mine.sort(key=lambda r: (r["updated_at"], order[r["id"]]), reverse=True)
+        return [codec.summary_from_row(r) for r in mine[offset : offset + limit]]
 
     async def expired_running(self) -> list[str]:
         now = self._clock.now()
@@ -159,11 +201,9 @@ class MemoryStore:
         ]
 
     async def events_after(self, session_id: str, after: int, limit: int = 500) -> list[RuntimeEvent]:
-        events = self._events.get(session_id, [])
-        start = bisect.bisect_right(events, after, key=lambda r: r[1])
-        return [
-            codec.event_from_row(dict(zip(codec.EVENT_COLUMNS, e, strict=True))) for e in events[start : start + limit]
-        ]
+        batches = self._events.get(session_id, [])
+        start = bisect.bisect_right(batches, after, key=lambda r: r[0])
+        return codec.events_from_batches(session_id, (b for _, b in batches[start:]), after, limit)
 
     async def get_job(self, job_id: str) -> AsyncJob | None:
         job = self._jobs.get(job_id)

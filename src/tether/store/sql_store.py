@@ -17,16 +17,17 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from tether.core.events import RuntimeEvent
-from tether.core.ports import AsyncJob, Clock, Commit, DslSnapshot, SystemClock
+from tether.core.ports import AsyncJob, Clock, Commit, DslSnapshot, SessionSummary, SystemClock
 from tether.core.session import AgentSession, Owner, Status
 from tether.errors import NotFound
-from tether.store import codec, writes
+from tether.store import codec, compact, writes
 from tether.store.database import create_read_engine, normalize_url, writer_database
 from tether.store.migrate import upgrade_engine
 from tether.store.tables import (
     agent_event,
     agent_message,
     agent_session,
+    agent_step,
     async_job,
     dsl_execution_log,
     dsl_instance,
@@ -49,6 +50,7 @@ class SqlStore:
         self._write_engine: sa.Engine | None = None
         self._writer: GroupWriter | None = None
         self._sql: writes.Statements | None = None
+        self._ledger = codec.StepLedger()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -58,6 +60,8 @@ class SqlStore:
 
     def _open_sync(self) -> None:
         engine = create_read_engine(self.url)
+        if self.url.drivername == "sqlite":  # SQLite's lower() folds ASCII only
+            sa.event.listen(engine, "connect", _register_lower)
         write_engine: sa.Engine | None = None
         try:
             if self._migrate:
@@ -125,12 +129,15 @@ class SqlStore:
     async def create(self, commit: Commit) -> None:
         """Insert a new session with its first messages, events and jobs (``Conflict`` if the id
         exists)."""
-        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
-        await self._w().submit(writes.commit_write(self._s(), commit, rows, create=True))
+        await self._commit(commit, create=True)
 
     async def commit(self, commit: Commit) -> None:
-        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds)
-        await self._w().submit(writes.commit_write(self._s(), commit, rows, create=False))
+        await self._commit(commit, create=False)
+
+    async def _commit(self, commit: Commit, create: bool) -> None:
+        ledger = self._ledger
+        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds, ledger, compact.pack, create)
+        await self._w().submit(writes.commit_write(self._s(), commit, rows, create, ledger))
 
     async def renew_lease(self, session_id: str, version: int) -> bool:
         """Extend a RUNNING session's lease if it is still at ``version``."""
@@ -142,6 +149,18 @@ class SqlStore:
         write = writes.finish_job_write(self._s(), job_id, status, result, error)
         return bool(await self._w().submit(write))
 
+    async def rename(self, session_id: str, owner: Owner, title: str) -> SessionSummary:
+        summary: SessionSummary = await self._w().submit(
+            writes.set_meta_write(self._s(), session_id, owner, "title", title)
+        )
+        return summary
+
+    async def set_archived(self, session_id: str, owner: Owner, archived: bool) -> SessionSummary:
+        summary: SessionSummary = await self._w().submit(
+            writes.set_meta_write(self._s(), session_id, owner, "archived", bool(archived))
+        )
+        return summary
+
     # -- SessionStore: reads -------------------------------------------------------------------
 
     async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
@@ -149,14 +168,12 @@ class SqlStore:
             row = conn.execute(sa.select(agent_session).where(agent_session.c.id == session_id)).first()
             if row is None or not codec.owns(owner, row.owner_user, row.owner_tenant):
                 raise NotFound(f"session {session_id} not found")
-            bodies = conn.execute(
-                sa.select(agent_message.c.body)
-                .where(agent_message.c.session_id == session_id)
-                .order_by(agent_message.c.idx)
-            ).scalars()
-            return codec.session_from_row(row._mapping, list(bodies))
+            bodies = [_children(conn, t, row.session_key) for t in (agent_message, agent_step)]
+            return codec.session_from_row(row._mapping, *bodies)
 
-        return await self._read(run)
+        s = await self._read(run)
+        self._ledger.loaded(s)
+        return s
 
     async def last_seq(self, session_id: str) -> int:
         """The highest event seq stored for the session (0 when none); ``load`` also sets it as
@@ -170,30 +187,39 @@ class SqlStore:
 
         return await self._read(run)
 
-    async def list_sessions(self, owner: Owner, limit: int, offset: int) -> list[AgentSession]:
-        """The owner's sessions, most recently updated first, with their transcripts."""
+    async def get_summary(self, session_id: str, owner: Owner) -> SessionSummary:
+        t = agent_session
+        query = sa.select(t.c.owner_user, t.c.owner_tenant, *_summary_columns()).where(t.c.id == session_id)
 
-        def run(conn: sa.Connection) -> list[AgentSession]:
-            heads = conn.execute(
-                sa.select(agent_session)
-                .where(agent_session.c.owner_tenant == owner.tenant)
-                .where(agent_session.c.owner_user == owner.user_id)
-                .order_by(agent_session.c.updated_at.desc(), agent_session.c.id.desc())
-                .limit(limit)
-                .offset(offset)
-            ).all()
-            if not heads:
-                return []
-            bodies: dict[str, list[str]] = {h.id: [] for h in heads}
-            for sid, body in conn.execute(
-                sa.select(agent_message.c.session_id, agent_message.c.body)
-                .where(agent_message.c.session_id.in_(list(bodies)))
-                .order_by(agent_message.c.session_id, agent_message.c.idx)
-            ):
-                bodies[sid].append(body)
-            return [codec.session_from_row(h._mapping, bodies[h.id]) for h in heads]
+        def run(conn: sa.Connection) -> SessionSummary:
+            row = conn.execute(query).first()
+            if row is None or not codec.owns(owner, row.owner_user, row.owner_tenant):
+                raise NotFound(f"session {session_id} not found")
+            return codec.summary_from_row(row._mapping)
 
         return await self._read(run)
+
+    async def list_sessions(
+        self, owner: Owner, limit: int, offset: int, query: str | None = None, archived: bool | None = False
+    ) -> list[SessionSummary]:
+        """The owner's sessions, most recently updated first, without their transcripts."""
+        t = agent_session
+        select = sa.select(*_summary_columns()).where(t.c.owner_tenant == owner.tenant, t.c.owner_user == owner.user_id)
+        if archived is not None:
+            select = select.where(t.c.archived == (sa.true() if archived else sa.false()))
+        if query:
+            select = select.where(self._folded(t.c.title).contains(query.lower(), autoescape=True))
+        select = select.order_by(t.c.updated_at.desc(), t.c.session_key.desc()).limit(limit).offset(offset)
+        return await self._read(lambda conn: [codec.summary_from_row(r._mapping) for r in conn.execute(select)])
+
+    def _folded(self, column: sa.ColumnElement[str]) -> sa.ColumnElement[str]:
+        """``column`` lower-cased as Python does, compared byte for byte (see ``codec.title_matches``)."""
+        backend = self.url.get_backend_name()
+        if backend == "sqlite":
+            return sa.func.tether_lower(column, type_=sa.Text)
+        if backend == "mysql":  # its default collations also ignore accents in LIKE
+            return sa.func.lower(column, type_=sa.Text).collate("utf8mb4_bin")
+        return sa.func.lower(column, type_=sa.Text)
 
     async def expired_running(self) -> list[str]:
         now = self._clock.now()
@@ -203,8 +229,13 @@ class SqlStore:
 
     async def events_after(self, session_id: str, after: int, limit: int = 500) -> list[RuntimeEvent]:
         t = agent_event
-        query = sa.select(t).where(t.c.session_id == session_id, t.c.seq > after).order_by(t.c.seq).limit(limit)
-        return await self._read(lambda conn: [codec.event_from_row(r._mapping) for r in conn.execute(query)])
+        key = sa.select(agent_session.c.session_key).where(agent_session.c.id == session_id).scalar_subquery()
+        # every row holds at least one event: `limit` rows always hold `limit` events
+        query = sa.select(t.c.body).where(t.c.session_key == key, t.c.last_seq > after).order_by(t.c.last_seq)
+        query = query.limit(limit)
+        return await self._read(
+            lambda conn: codec.events_from_batches(session_id, conn.execute(query).scalars(), after, limit)
+        )
 
     async def get_job(self, job_id: str) -> AsyncJob | None:
         query = sa.select(async_job).where(async_job.c.job_id == job_id)
@@ -279,3 +310,21 @@ class SqlStore:
         t = dsl_execution_log
         query = sa.select(t).where(t.c.dsl_id == dsl_id).order_by(t.c.created_at, t.c.execution_id)
         return await self._read(lambda conn: [codec.execution_from_row(r._mapping) for r in conn.execute(query)])
+
+
+def _summary_columns() -> list[sa.ColumnElement[Any]]:
+    return [agent_session.c[name] for name in codec.SUMMARY_COLUMNS]
+
+
+def _children(conn: sa.Connection, table: sa.Table, session_key: int) -> list[Any]:
+    """The bodies of a session's rows in ``table`` (messages or steps), in idx order."""
+    query = sa.select(table.c.body).where(table.c.session_key == session_key).order_by(table.c.idx)
+    return list(conn.execute(query).scalars())
+
+
+def _lower(value: str | None) -> str | None:
+    return None if value is None else value.lower()
+
+
+def _register_lower(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.create_function("tether_lower", 1, _lower, deterministic=True)

@@ -2,8 +2,10 @@
 
 Types are chosen to work unchanged on SQLite, PostgreSQL and MariaDB/MySQL: ids are bounded
 ``String`` (MariaDB needs lengths on indexed strings), timestamps are ``Double`` (MySQL's FLOAT is
-single precision), JSON bodies are compact JSON text (LONGTEXT on MySQL). This module only
-declares; it must never execute SQL or import the core.
+single precision), JSON bodies are compact JSON text (LONGTEXT on MySQL), and a session's own
+rows (messages, events, steps, state) are binary bodies in ``store/compact.py``'s format, keyed by
+the session's integer ``session_key``. This module only declares; it must never execute SQL or
+import the core.
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ from sqlalchemy.dialects import mysql
 ID = 64  # session ids, dsl ids, event/turn ids ("ses-" + 32 hex)
 NAME = 128  # owner ids, tool ids, tool call ids, job ids, hashes
 
-# Large bodies (transcript messages, step lists, results): LONGTEXT on MySQL/MariaDB.
+# Large bodies (results, DSL arguments): LONGTEXT on MySQL/MariaDB.
 Body = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+# Stored session bodies (store/compact.py: UTF-8 JSON or compressed): LONGBLOB on MySQL/MariaDB.
+Blob = sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
+# Surrogate keys: BIGINT, but SQLite's INTEGER so that it is the table's rowid.
+Key = sa.BigInteger().with_variant(sa.Integer, "sqlite")
 
 metadata = sa.MetaData()
 _table_kw: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
@@ -27,43 +33,55 @@ _clustered_kw: dict[str, Any] = {**_table_kw, "sqlite_with_rowid": False}
 agent_session = sa.Table(
     "agent_session",
     metadata,
-    sa.Column("id", sa.String(ID), primary_key=True),
+    # the key the child tables use: a few bytes per row where the id takes 27
+    sa.Column("session_key", Key, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(ID), nullable=False),
     sa.Column("owner_user", sa.String(NAME), nullable=False),
     sa.Column("owner_tenant", sa.String(NAME), nullable=False),
-    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("title", sa.Text, nullable=False),  # set at creation, then only by a rename
+    sa.Column("archived", sa.Boolean, nullable=False),
     sa.Column("query", Body, nullable=False),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("lease_until", sa.Double, nullable=True),
     sa.Column("last_seq", sa.BigInteger, nullable=False),
     # small JSON: global context, skills, pending interaction, waiting jobs, turn, error, summary
-    sa.Column("state", Body, nullable=False),
-    sa.Column("steps", Body, nullable=False),  # JSON list of Step.to_json()
+    sa.Column("state", Blob, nullable=False),
     sa.Column("created_at", sa.Double, nullable=False),
     sa.Column("updated_at", sa.Double, nullable=False),
-    sa.Index("ix_agent_session_owner_updated", "owner_tenant", "owner_user", "updated_at"),
+    sa.Index("ux_agent_session_id", "id", unique=True),
+    sa.Index("ix_agent_session_owner_list", "owner_tenant", "owner_user", "archived", "updated_at"),
     sa.Index("ix_agent_session_status_lease", "status", "lease_until"),
+    sqlite_autoincrement=True,  # a key is never reused, even after the newest session is deleted
     **_table_kw,
 )
 
 agent_message = sa.Table(
     "agent_message",
     metadata,
-    sa.Column("session_id", sa.String(ID), primary_key=True),
+    sa.Column("session_key", Key, primary_key=True, autoincrement=False),
     sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("body", Body, nullable=False),  # one transcript message, compact JSON
+    sa.Column("body", Blob, nullable=False),  # one transcript message (compact.pack)
     **_clustered_kw,
 )
 
+# A row per commit holding that commit's events (compact.event_batch), keyed by its last seq.
 agent_event = sa.Table(
     "agent_event",
     metadata,
-    sa.Column("session_id", sa.String(ID), primary_key=True),
-    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
-    sa.Column("turn_id", sa.String(ID), nullable=True),
-    sa.Column("type", sa.String(32), nullable=False),
-    sa.Column("ts", sa.Double, nullable=False),
-    sa.Column("data", Body, nullable=False),
+    sa.Column("session_key", Key, primary_key=True, autoincrement=False),
+    sa.Column("last_seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("body", Blob, nullable=False),
+    **_clustered_kw,
+)
+
+# A row per executed step (compact.step_record), in order; a PENDING step is updated in place.
+agent_step = sa.Table(
+    "agent_step",
+    metadata,
+    sa.Column("session_key", Key, primary_key=True, autoincrement=False),
+    sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("body", Blob, nullable=False),
     **_clustered_kw,
 )
 
@@ -132,7 +150,7 @@ dsl_execution_log = sa.Table(
 audit_log = sa.Table(
     "audit_log",
     metadata,
-    sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("id", Key, primary_key=True, autoincrement=True),
     sa.Column("at", sa.Double, nullable=False),
     sa.Column("user_id", sa.String(NAME), nullable=False),
     sa.Column("tenant", sa.String(NAME), nullable=False),

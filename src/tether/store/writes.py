@@ -10,22 +10,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.core.ports import Commit, DslSnapshot
+from tether.core.ports import Commit, DslSnapshot, SessionSummary
+from tether.core.session import Owner
 from tether.errors import Conflict, NotFound
 from tether.store import codec
 from tether.store.writer import Write
 
+_KEY = "(SELECT session_key FROM agent_session WHERE id = ?)"  # a session's key, by its id
+_META = (
+    "SELECT " + ", ".join(("owner_user", "owner_tenant", *codec.SUMMARY_COLUMNS)) + " FROM agent_session WHERE id = ?"
+)
+
 _SQL = {
     "insert_session": "INSERT INTO agent_session (" + ", ".join(codec.SESSION_COLUMNS) + ") VALUES ("
     + ", ".join("?" * len(codec.SESSION_COLUMNS)) + ")",
-    "update_session": "UPDATE agent_session SET title = ?, status = ?, version = ?, lease_until = ?,"
-    " last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, state = ?, steps = ?,"
-    " updated_at = ? WHERE id = ? AND version = ?",
-    "session_version": "SELECT version FROM agent_session WHERE id = ?",
-    "insert_message": "INSERT INTO agent_message (session_id, idx, body) VALUES (?, ?, ?)",
-    "update_message": "UPDATE agent_message SET body = ? WHERE session_id = ? AND idx = ?",
-    "insert_event": "INSERT INTO agent_event (" + ", ".join(codec.EVENT_COLUMNS) + ") VALUES ("
-    + ", ".join("?" * len(codec.EVENT_COLUMNS)) + ")",
+    # only at its version, and only when the commit's events are numbered above the stored ones
+    "update_session": "UPDATE agent_session SET status = ?, version = ?, lease_until = ?,"
+    " last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, state = ?, updated_at = ?"
+    " WHERE id = ? AND version = ? AND last_seq < ?",
+    "session_version": "SELECT version, last_seq FROM agent_session WHERE id = ?",
+    "session_meta": _META,
+    "rename_session": "UPDATE agent_session SET title = ? WHERE id = ?",
+    "archive_session": "UPDATE agent_session SET archived = ? WHERE id = ?",
+    "insert_message": f"INSERT INTO agent_message (session_key, idx, body) VALUES ({_KEY}, ?, ?)",
+    "update_message": f"UPDATE agent_message SET body = ? WHERE session_key = {_KEY} AND idx = ?",
+    "insert_step": f"INSERT INTO agent_step (session_key, idx, body) VALUES ({_KEY}, ?, ?)",
+    "update_step": f"UPDATE agent_step SET body = ? WHERE session_key = {_KEY} AND idx = ?",
+    "delete_steps": f"DELETE FROM agent_step WHERE session_key = {_KEY}",
+    "insert_events": f"INSERT INTO agent_event (session_key, last_seq, body) VALUES ({_KEY}, ?, ?)",
     "insert_job": "INSERT INTO async_job (" + ", ".join(codec.JOB_COLUMNS) + ") VALUES ("
     + ", ".join("?" * len(codec.JOB_COLUMNS)) + ")",
     "apply_job": "UPDATE async_job SET applied = ? WHERE job_id = ?",
@@ -57,9 +69,15 @@ class Statements:
     insert_session: str
     update_session: str
     session_version: str
+    session_meta: str
+    rename_session: str
+    archive_session: str
     insert_message: str
     update_message: str
-    insert_event: str
+    insert_step: str
+    update_step: str
+    delete_steps: str
+    insert_events: str
     insert_job: str
     apply_job: str
     finish_job: str
@@ -70,36 +88,38 @@ class Statements:
     insert_execution: str
 
 
-def commit_write(sql: Statements, commit: Commit, rows: codec.CommitRows, create: bool) -> Write:
+def commit_write(
+    sql: Statements, commit: Commit, rows: codec.CommitRows, create: bool, ledger: codec.StepLedger
+) -> Write:
     """The session row (inserted, or updated only if still at ``rows.expected_version``), then its
-    new and replaced message rows, events, new jobs and applied jobs."""
+    new and replaced message rows, step rows, its events' row, new jobs and applied jobs."""
 
     def run(cur: Any) -> None:
-        h = rows.header  # codec.SESSION_COLUMNS order
         if create:
-            cur.execute(sql.insert_session, h)
+            cur.execute(sql.insert_session, rows.header)
         else:
-            cur.execute(
-                sql.update_session,
-                # title, status, version, lease_until, last_seq (x2), state, steps, updated_at
-                (h[3], h[5], h[6], h[7], rows.max_seq, rows.max_seq, h[9], h[10], h[12],
-                 rows.session_id, rows.expected_version),
-            )  # fmt: skip
+            cur.execute(sql.update_session, rows.update)
             if cur.rowcount != 1:
                 _raise_stale(cur, sql, rows)
         if rows.replaced_messages:
             cur.executemany(sql.update_message, rows.replaced_messages)
         if rows.new_messages:
             cur.executemany(sql.insert_message, rows.new_messages)
+        if rows.rewrite_steps:
+            cur.execute(sql.delete_steps, (rows.session_id,))
+        if rows.replaced_steps:
+            cur.executemany(sql.update_step, rows.replaced_steps)
+        if rows.new_steps:
+            cur.executemany(sql.insert_step, rows.new_steps)
         if rows.events:
-            cur.executemany(sql.insert_event, rows.events)
+            cur.executemany(sql.insert_events, rows.events)
         if rows.new_jobs:
             cur.executemany(sql.insert_job, rows.new_jobs)
         if rows.applied_jobs:
             cur.executemany(sql.apply_job, rows.applied_jobs)
 
     def after_commit(_: Any) -> None:
-        codec.apply_committed(commit.session, rows)
+        codec.apply_committed(commit.session, rows, ledger)
 
     return Write(run, after_commit)
 
@@ -109,10 +129,30 @@ def _raise_stale(cur: Any, sql: Statements, rows: codec.CommitRows) -> None:
     found = cur.fetchone()
     if found is None:
         raise NotFound(f"session {rows.session_id} not found")
-    raise Conflict(
-        f"session {rows.session_id} is at version {found[0]}, not {rows.expected_version}: "
-        "another writer committed first"
-    )
+    if found[0] != rows.expected_version:
+        raise Conflict(
+            f"session {rows.session_id} is at version {found[0]}, not {rows.expected_version}: "
+            "another writer committed first"
+        )
+    raise Conflict(f"session {rows.session_id}: event {rows.first_seq} is not above the last stored one ({found[1]})")
+
+
+def set_meta_write(sql: Statements, session_id: str, owner: Owner, column: str, value: Any) -> Write:
+    """Set an owner-held column (``title`` or ``archived``) and return the session's summary;
+    ``NotFound`` unless ``owner`` owns it. The version and ``updated_at`` stay as they are."""
+    statement = {"title": sql.rename_session, "archived": sql.archive_session}[column]
+
+    def run(cur: Any) -> SessionSummary:
+        cur.execute(sql.session_meta, (session_id,))
+        found = cur.fetchone()
+        if found is None or not codec.owns(owner, found[0], found[1]):
+            raise NotFound(f"session {session_id} not found")
+        cur.execute(statement, (value, session_id))
+        row = dict(zip(codec.SUMMARY_COLUMNS, found[2:], strict=True))
+        row[column] = value
+        return codec.summary_from_row(row)
+
+    return Write(run)
 
 
 def finish_job_write(sql: Statements, job_id: str, status: str, result: Any, error: str | None) -> Write:

@@ -1,15 +1,26 @@
-"""Seed 000 §2.1: sessions, messages, resume, interactions, the runtime snapshot, and the list."""
+"""Seed 000 §2.1: sessions, messages, resume, interactions, the runtime snapshot; seed 003 §3/§14:
+the caller's conversations (named sessions) — the list, title search, rename and archive."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Query
 
 from tether.app.deps import IdentityDep, ServicesDep
-from tether.app.schemas import Answer, CreateSession, PostMessage, session_summary, session_view
+from tether.app.schemas import (
+    MAX_TITLE,
+    Answer,
+    CreateSession,
+    PatchSession,
+    PostMessage,
+    session_summary,
+    session_view,
+)
 from tether.core.answers import check_answer
+from tether.core.session import AgentSession, Identity
 from tether.errors import InvalidInput
+from tether.wiring import Services
 
 router = APIRouter(prefix="/api/agent/sessions", tags=["sessions"])
 
@@ -28,20 +39,44 @@ async def create_session(
     return session_view(s)
 
 
-@router.get("", summary="The caller's sessions, newest first")
+_ARCHIVED = {"false": False, "true": True, "all": None}
+
+
+async def _view(services: Services, who: Identity, s: AgentSession) -> dict[str, Any]:
+    """The snapshot with the stored title and archived flag (a rename may postdate ``s``)."""
+    return session_view(s, await services.store.get_summary(s.session_id, who.owner))
+
+
+@router.get("", summary="The caller's conversations, most recently updated first")
 async def list_sessions(
     services: ServicesDep,
     who: IdentityDep,
     limit: int = Query(20, ge=1, le=200),
     offset: int = Query(0, ge=0, le=2**31 - 1),
+    q: str | None = Query(None, max_length=MAX_TITLE, description="titles containing this (any case, literally)"),
+    archived: Literal["false", "true", "all"] = Query("false", description="archived ones only, or all"),
 ) -> dict[str, Any]:
-    items = await services.store.list_sessions(who.owner, limit, offset)
+    if q is not None and "\x00" in q:
+        raise InvalidInput("q must not contain NUL characters", field="q")
+    items = await services.store.list_sessions(who.owner, limit, offset, query=q or None, archived=_ARCHIVED[archived])
     return {"items": [session_summary(s) for s in items], "limit": limit, "offset": offset}
 
 
 @router.get("/{session_id}", summary="A session snapshot")
 async def get_session(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    return session_view(await services.store.load(session_id, who.owner))
+    return await _view(services, who, await services.store.load(session_id, who.owner))
+
+
+@router.patch("/{session_id}", summary="Rename a conversation, archive it or bring it back")
+async def patch_session(session_id: str, body: PatchSession, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    """Neither changes the session's version or its place in the list (``updatedAt``); 404 unless
+    the caller owns it."""
+    done = []  # PatchSession holds at least one of the two
+    if body.title is not None:
+        done.append(await services.store.rename(session_id, who.owner, body.title))
+    if body.archived is not None:
+        done.append(await services.store.set_archived(session_id, who.owner, body.archived))
+    return session_summary(done[-1])
 
 
 @router.post("/{session_id}/messages", summary="Append a user message and continue")
@@ -52,12 +87,12 @@ async def post_message(
     who: IdentityDep,
     wait: bool = Query(True, description="false: return at once and follow the turn on /events"),
 ) -> dict[str, Any]:
-    return session_view(await services.runtime.post_message(session_id, who, body.message, wait=wait))
+    return await _view(services, who, await services.runtime.post_message(session_id, who, body.message, wait=wait))
 
 
 @router.post("/{session_id}/resume", summary="Resume a session whose async jobs are done or whose runner died")
 async def resume(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    return session_view(await services.runtime.resume(session_id, who))
+    return await _view(services, who, await services.runtime.resume(session_id, who))
 
 
 @router.post(
@@ -79,7 +114,9 @@ async def answer(
         if problems:
             first = problems[0]
             raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
-    return session_view(await services.runtime.complete_interaction(session_id, who, interaction_id, result))
+    return await _view(
+        services, who, await services.runtime.complete_interaction(session_id, who, interaction_id, result)
+    )
 
 
 @router.post(
@@ -90,7 +127,7 @@ async def answer(
     "message. 409 when it has already finished.",
 )
 async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    return session_view(await services.runtime.cancel(session_id, who))
+    return await _view(services, who, await services.runtime.cancel(session_id, who))
 
 
 @router.get("/{session_id}/runtime", summary="The persisted session and its event history")
@@ -104,4 +141,4 @@ async def runtime_snapshot(session_id: str, services: ServicesDep, who: Identity
         if len(batch) < 500:
             break
         after = batch[-1].seq
-    return {"session": session_view(s), "events": events}
+    return {"session": await _view(services, who, s), "events": events}
