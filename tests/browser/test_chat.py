@@ -183,7 +183,7 @@ def test_rename_archive_and_search(chat: Any, chat_server: ServerProcess) -> Non
     page.wait_for_selector(f"{item} .conv-title:text('月度应收复盘')")
     s.shot("renamed")
     page.fill("#search-input", "应收复盘")
-    page.wait_for_function("document.querySelectorAll('#conversations li.conv').length === 1")
+    wait_until(lambda: page.locator("#conversations li.conv").count() == 1, timeout=10, what="one match")
     assert page.get_attribute("#conversations li.conv", "data-id") == first
     s.shot("searched")
     page.fill("#search-input", "")

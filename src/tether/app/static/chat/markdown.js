@@ -141,6 +141,8 @@ function list(lines, i, parent, options) {
   while (i < lines.length) {
     const line = lines[i];
     const m = line.match(ITEM);
+    const base = items[0];
+    if (m && base && m[1].replace(/\t/g, "    ").length <= base.indent && /\d/.test(m[2]) !== base.ordered) break; // another list
     if (m) {
       items.push({ indent: m[1].replace(/\t/g, "    ").length, ordered: /\d/.test(m[2]), start: parseInt(m[2], 10), text: [m[3]] });
       i += 1;
