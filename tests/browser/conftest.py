@@ -39,13 +39,7 @@ TOKENS = {
     "dev-bob": {"userId": "bob", "tenant": "finance-demo", "grants": []},
 }
 MAIN_QUESTION = "请分析最近30天贵金属规则调整相关的客服问题并生成报告"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if Path(str(item.fspath)).parent == Path(__file__).parent:
-            item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.slow)
+BROWSER = [pytest.mark.browser, pytest.mark.slow]  # each module's pytestmark: `pytest -m browser` selects them
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -110,8 +104,10 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Per module: Playwright's sync API runs an event loop in this thread while it is open, and
+    the tests after these ones call ``asyncio.run``."""
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs it (apt-get install -y chromium, as root)")
     from playwright.sync_api import sync_playwright

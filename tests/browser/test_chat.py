@@ -12,8 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.conftest import MAIN_QUESTION, SLOWPACK, Session, start_server
+from tests.browser.conftest import BROWSER, MAIN_QUESTION, SLOWPACK, Session, start_server
 from tests.servers import ServerProcess, get_session, runtime_events, wait_until
+
+pytestmark = BROWSER
 
 
 def counter(server: ServerProcess, label: str) -> list[str]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.browser.conftest import BROWSER
 from tests.servers import ServerProcess
+
+pytestmark = BROWSER
 
 RENDER = """async (cases) => {
   const { renderMarkdown } = await import("/chat/markdown.js");

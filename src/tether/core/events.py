@@ -10,7 +10,6 @@ from typing import Any
 class EventType(enum.StrEnum):
     SESSION_STARTED = "SESSION_STARTED"
     TURN_STARTED = "TURN_STARTED"
-    USER_MESSAGE = "USER_MESSAGE"  # a follow-up message (the first is SESSION_STARTED's query)
     SKILLS_SELECTED = "SKILLS_SELECTED"
     MODEL_DECISION = "MODEL_DECISION"
     TOKEN = "TOKEN"
@@ -25,12 +24,14 @@ class EventType(enum.StrEnum):
     WRITE_PROPOSAL = "WRITE_PROPOSAL"
     OP_RESULT = "OP_RESULT"
     LINK = "LINK"
-    INTERACTION_ANSWERED = "INTERACTION_ANSWERED"  # a question / form answered, a proposal's outcome delivered
     ASSISTANT_MESSAGE = "ASSISTANT_MESSAGE"
     LOGIN_EXPIRED = "LOGIN_EXPIRED"
     ERROR = "ERROR"
     TURN_FINISHED = "TURN_FINISHED"
     DSL_COMPILED = "DSL_COMPILED"
+    # append only: the store codes event types by position (store/compact.py EVENT_TYPES)
+    USER_MESSAGE = "USER_MESSAGE"  # a follow-up message (the first is SESSION_STARTED's query)
+    INTERACTION_ANSWERED = "INTERACTION_ANSWERED"  # a question / form answered, a proposal's outcome delivered
 
 
 @dataclass(slots=True)

@@ -365,6 +365,7 @@ async function stop() {
     if (err.status !== 409 && err.status !== 401) toast(t("requestFailed", { reason: err.message }));
   } finally {
     $("stop").disabled = false;
+    $("composer-input").focus(); // the stop button goes away with the turn
   }
 }
 

@@ -260,14 +260,14 @@ const HANDLERS = {
     duration(row, data, event);
     if (data.error) this.detail(row, t("error"), data.error, "error");
   },
-  QUESTION(data, event) {
-    this.interaction(data, event, questionCard);
+  QUESTION(data, event, live) {
+    this.interaction(data, event, questionCard, live);
   },
-  FORM_COLLECT(data, event) {
-    this.interaction(data, event, formCard);
+  FORM_COLLECT(data, event, live) {
+    this.interaction(data, event, formCard, live);
   },
-  WRITE_PROPOSAL(data, event) {
-    this.interaction(data, event, proposalCard);
+  WRITE_PROPOSAL(data, event, live) {
+    this.interaction(data, event, proposalCard, live);
   },
   INTERACTION_ANSWERED(data, event, live) {
     this.setStatus("RUNNING", live);
@@ -320,7 +320,7 @@ const HANDLERS = {
   },
 };
 
-Conversation.prototype.interaction = function interaction(data, event, make) {
+Conversation.prototype.interaction = function interaction(data, event, make, live) {
   const block = this.current(event);
   this.endStream(block, true);
   const card = make(data, this.ctx, this);
@@ -329,6 +329,7 @@ Conversation.prototype.interaction = function interaction(data, event, make) {
   block.flow.append(card.el);
   const row = this.rows.get(data.toolCallId);
   if (row) this.setRow(row, "waiting", t(`status_${data.kind === "proposal" ? "WAITING_CONFIRMATION" : "WAITING_USER_INPUT"}`));
+  if (live) announce(card.el.querySelector(".card-title")?.textContent || "");
 };
 
 function duration(row, data, event) {
