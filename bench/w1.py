@@ -9,6 +9,7 @@ process (its own peak RSS, its own fresh SQLite file in WAL mode with ``synchron
     .venv/bin/python bench/w1.py                  # the table, plus tether's ratio to each peer
     .venv/bin/python bench/w1.py --json           # the same rows as a JSON list
     .venv/bin/python bench/w1.py --sessions 50 --frameworks tether
+    .venv/bin/python bench/w1.py --frameworks tether --modes seq --persist sqlite --breakdown
 
 A step is the time between two model calls (W1.md "Steps"), marked inside each framework's model;
 the transcript counted is the user message and everything after it (tether keeps its system
@@ -135,6 +136,9 @@ async def tether_runner(persist: str, path: Path, marks: Marks) -> AsyncIterator
         stored = await store.load(last[0])  # what the store holds, not the in-memory copy
         if len(stored.transcript) - 1 != TRANSCRIPT or stored.status is not Status.SUCCEEDED:
             raise AssertionError(f"the stored transcript has {len(stored.transcript) - 1} messages")
+        replayed = [e.seq for e in await store.events_after(last[0], 0, 10_000)]  # what SSE replays
+        if not replayed or replayed != list(range(1, stored.last_seq + 1)):
+            raise AssertionError(f"the stored events are not 1..{stored.last_seq}: {replayed}")
     finally:
         await store.close()
 
@@ -304,6 +308,27 @@ def runner(framework: str, persist: str, mode: str, path: Path, marks: Marks) ->
     return pydantic_ai_runner(persist, path, marks)
 
 
+def table_bytes(path: Path, sessions: int) -> dict[str, int]:
+    """On-disk bytes per session of each table and index (SQLite's dbstat: pages, slack included)."""
+    if not path.exists():
+        return {}
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    except sqlite3.OperationalError:  # built without the dbstat table
+        return {}
+    finally:
+        conn.close()
+    return {name: round(size / sessions) for name, size in rows}
+
+
+def plain_bodies() -> None:
+    """Ablation: tether stores its bodies as plain UTF-8 JSON (what compressing them saves)."""
+    from tether.store import compact
+
+    compact.pack = lambda text: text.encode()
+
+
 async def measure(framework: str, mode: str, persist: str, sessions: int) -> dict[str, Any]:
     marks: Marks = {}
     with tempfile.TemporaryDirectory(prefix="w1-") as tmp:
@@ -314,6 +339,7 @@ async def measure(framework: str, mode: str, persist: str, sessions: int) -> dic
             await drive(run_one, range(sessions), mode == "conc50", marks)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         on_disk = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+        tables = table_bytes(path, sessions)
     timelines = [marks[MESSAGE.format(i)] for i in range(sessions)]
     steps = sorted((b - a) * 1e6 for t in timelines for a, b in itertools.pairwise(t))
     return {
@@ -326,6 +352,7 @@ async def measure(framework: str, mode: str, persist: str, sessions: int) -> dic
         "cpu_us_per_step": round(cpu / len(steps) * 1e6),
         "bytes_per_session": round(on_disk / sessions),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "table_bytes_per_session": tables,
     }
 
 
@@ -354,9 +381,10 @@ def available(framework: str) -> bool:
     return all(importlib.util.find_spec(m) is not None for m in PEER_MODULES.get(framework, ()))
 
 
-def run_row(framework: str, mode: str, persist: str, sessions: int) -> dict[str, Any]:
+def run_row(framework: str, mode: str, persist: str, sessions: int, plain: bool = False) -> dict[str, Any]:
     """One row in a fresh child process, so peak RSS and interpreter state are its own."""
     cmd = [sys.executable, __file__, "--row", f"{framework},{mode},{persist}", "--sessions", str(sessions)]
+    cmd += ["--plain-bodies"] if plain else []
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "PYTHONHASHSEED": "0"})
     if done.returncode != 0:
         raise SystemExit(f"{framework} {mode} {persist} failed:\n{done.stderr[-3000:]}")
@@ -369,6 +397,18 @@ def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for key in KEYS[3:]:
         out[key] = statistics.median(r[key] for r in rows)
     return out
+
+
+def breakdown(rows: list[dict[str, Any]]) -> list[str]:
+    """Where each SQLite row's bytes are, per session, largest first (tables and indexes above 1%)."""
+    lines = []
+    for r in rows:
+        tables = r.get("table_bytes_per_session") or {}
+        if tables:
+            total = sum(tables.values())
+            parts = ", ".join(f"{name} {size:,}" for name, size in tables.items() if size * 100 >= total)
+            lines.append(f"{r['framework']} {r['mode']} {r['persist']}: {parts}")
+    return lines
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -424,10 +464,16 @@ def main() -> None:
     )
     p.add_argument("--modes", default="seq,conc50")
     p.add_argument("--persist", default="sqlite,none")
+    p.add_argument("--breakdown", action="store_true", help="print each SQLite row's bytes per table and index")
+    p.add_argument(
+        "--plain-bodies", action="store_true", help="ablation: tether stores bodies uncompressed (plain JSON)"
+    )
     p.add_argument("--row", help=argparse.SUPPRESS)  # internal: framework,mode,persist in this process
     args = p.parse_args()
     if args.row:
         framework, mode, persist = args.row.split(",")
+        if args.plain_bodies:
+            plain_bodies()
         print(json.dumps(asyncio.run(measure(framework, mode, persist, args.sessions))))
         return
     notes = sys.stderr if args.json else sys.stdout
@@ -442,7 +488,8 @@ def main() -> None:
     for mode in args.modes.split(","):
         for persist in args.persist.split(","):
             for f in frameworks:
-                rows.append(median_row([run_row(f, mode, persist, args.sessions) for _ in range(args.repeat)]))
+                runs = [run_row(f, mode, persist, args.sessions, args.plain_bodies) for _ in range(args.repeat)]
+                rows.append(median_row(runs))
                 print(f"  ran {f} {mode} {persist}", file=sys.stderr)
     floor_note = f"one-row SQLite commit (WAL, synchronous=FULL) on this disk before the run: p50 {floor:,.0f} µs"
     if args.json:
@@ -457,6 +504,10 @@ def main() -> None:
     print(f"\ntether targets ({TARGETS}):")
     for line in targets(rows):
         print(line)
+    if args.breakdown:
+        print("\nbytes per session by table and index (SQLite dbstat):")
+        for line in breakdown(rows):
+            print(line)
 
 
 if __name__ == "__main__":

@@ -24,16 +24,19 @@ turns = st.none() | st.sampled_from(["turn-1", "turn-2"]) | st.text(max_size=30)
 
 
 def test_the_format_constants_are_frozen() -> None:
+    """Stored bodies depend on them: the dictionary never changes, event codes are only appended."""
     assert hashlib.sha256(compact.DICT_V1).hexdigest()[:16] == "d6970f0066087dbc"
-    assert compact.EVENT_TYPES[: len(EventType)] == tuple(t.value for t in EventType)
+    assert hashlib.sha256(",".join(compact.EVENT_TYPES[:21]).encode()).hexdigest()[:16] == "7df3ec66eadb51b8"
+    assert len(set(compact.EVENT_TYPES)) == len(compact.EVENT_TYPES)
 
 
 @given(st.text())
 def test_a_packed_body_unpacks_to_the_same_text(text: str) -> None:
     packed = compact.pack(text)
-    assert compact.unpack(packed) == text
-    assert len(packed) <= len(text.encode())
-    assert compact.unpack(text) == text and compact.unpack(text.encode()) == text
+    assert compact.unpack(packed) == text and compact.unpack(text) == text
+    if not text.startswith("\x01"):  # the marker: such a text (never JSON) is always compressed
+        assert len(packed) <= len(text.encode())
+        assert compact.unpack(text.encode()) == text  # plain bytes, as migration 0003 writes them
 
 
 def test_packing_compresses_what_tether_writes() -> None:

@@ -4,9 +4,9 @@ Bodies are compact JSON text (``ensure_ascii=False``: Chinese stays 3 bytes a ch
 in ``compact.py``'s encodings; ``SqlStore`` stores them packed (compressed), ``MemoryStore`` as is.
 ``snapshot_commit`` turns a ``Commit`` into plain parameter tuples on the caller's thread, so the
 writer thread never reads a live, mutable session; ``apply_committed`` does the persistence
-bookkeeping once the transaction is durable. ``StepLedger`` remembers which steps are stored, so
-that a commit writes only new and changed ones. Pure functions otherwise: this module never
-touches a database, a thread or a clock.
+bookkeeping once the transaction is durable. ``Ledger`` remembers what is stored of a session
+(its steps, its state), so that a commit writes only what changed. Pure functions otherwise:
+this module never touches a database or a clock.
 """
 
 from __future__ import annotations
@@ -46,28 +46,29 @@ NO_EVENTS = 2**62  # the first seq of a commit without events: above every store
 
 
 @dataclass(slots=True)
-class StoredSteps:
-    """What the store holds of one session's steps at one version."""
+class Stored:
+    """What the store holds of one session at one version, beyond its messages."""
 
     version: int
-    count: int  # rows 0 .. count-1 are stored
+    steps: int  # step rows 0 .. steps-1 are stored
     open: dict[int, str]  # index -> stored record of a step that was not final (it may change)
+    state: str  # the stored state (session_state)
 
 
-class StepLedger:
-    """The stored steps of the sessions this store recently wrote or read, by session id.
+class Ledger:
+    """What is stored of the sessions this store recently wrote or read, by session id.
 
     What is stored at a version is the same for every copy of a session, so a commit of any copy
-    at that version writes only new steps and open steps whose record changed. A session it does
-    not know at the commit's version (evicted, or written by another process since) has all its
-    step rows rewritten once."""
+    at that version writes only new steps, open steps whose record changed, and the state if it
+    changed. A session it does not know at the commit's version (evicted, or written by another
+    process since) has all its step rows and its state rewritten once."""
 
     def __init__(self, capacity: int = 10_000) -> None:
         self._capacity = capacity
-        self._entries: OrderedDict[str, StoredSteps] = OrderedDict()
+        self._entries: OrderedDict[str, Stored] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, session_id: str, version: int) -> StoredSteps | None:
+    def get(self, session_id: str, version: int) -> Stored | None:
         with self._lock:
             entry = self._entries.get(session_id)
             if entry is None or entry.version != version:
@@ -75,7 +76,7 @@ class StepLedger:
             self._entries.move_to_end(session_id)
             return entry
 
-    def put(self, session_id: str, entry: StoredSteps) -> None:
+    def put(self, session_id: str, entry: Stored) -> None:
         with self._lock:
             self._entries[session_id] = entry
             self._entries.move_to_end(session_id)
@@ -83,9 +84,9 @@ class StepLedger:
                 self._entries.popitem(last=False)
 
     def loaded(self, s: AgentSession) -> None:
-        """``s`` was just read from the store: its steps are what is stored at its version."""
+        """``s`` was just read from the store: it is what is stored at its version."""
         opened = {i: compact.step_record(st) for i, st in enumerate(s.executed_steps) if st.status not in FINAL_STEP}
-        self.put(s.session_id, StoredSteps(s.version, len(s.executed_steps), opened))
+        self.put(s.session_id, Stored(s.version, len(s.executed_steps), opened, session_state(s)))
 
 
 @dataclass(slots=True)
@@ -95,7 +96,8 @@ class CommitRows:
     session_id: str
     expected_version: int  # the row must still be at this version
     header: tuple[Any, ...]  # SESSION_COLUMNS order, version already bumped (for an insert)
-    update: tuple[Any, ...]  # writes.update_session's parameters
+    update: tuple[Any, ...]  # writes.update_session's parameters (without the state when kept)
+    keep_state: bool  # the stored state is this one: the update leaves it
     first_seq: int  # the lowest event seq of this commit (NO_EVENTS when none)
     max_seq: int  # the session's last event seq after this commit
     new_messages: list[tuple[str, int, Body]]  # (session_id, idx, body)
@@ -104,7 +106,7 @@ class CommitRows:
     new_steps: list[tuple[str, int, Body]]  # (session_id, idx, body)
     replaced_steps: list[tuple[Body, str, int]]  # (body, session_id, idx)
     rewrite_steps: bool  # the ledger did not know what is stored: delete the rows, insert them all
-    steps_after: StoredSteps
+    stored_after: Stored
     new_jobs: list[tuple[Any, ...]]
     applied_jobs: list[tuple[bool, str]]  # (True, job_id)
     persisted_count: int
@@ -161,12 +163,12 @@ def _event_rows(s: AgentSession, events: list[RuntimeEvent], pack: Pack) -> list
 
 
 def _step_rows(
-    s: AgentSession, known: StoredSteps | None, version: int, pack: Pack
-) -> tuple[list[tuple[str, int, Body]], list[tuple[Body, str, int]], bool, StoredSteps]:
-    """(new rows, replaced rows, rewrite all, what is stored after the commit)."""
+    s: AgentSession, known: Stored | None, pack: Pack
+) -> tuple[list[tuple[str, int, Body]], list[tuple[Body, str, int]], bool, dict[int, str]]:
+    """(new rows, replaced rows, rewrite all, the open steps stored after the commit)."""
     sid, steps = s.session_id, s.executed_steps
-    rewrite = known is None or len(steps) < known.count
-    start = 0 if rewrite or known is None else known.count
+    rewrite = known is None or len(steps) < known.steps
+    start = 0 if rewrite or known is None else known.steps
     opened: dict[int, str] = {}
     replaced: list[tuple[Body, str, int]] = []
     if known is not None and not rewrite:
@@ -182,11 +184,11 @@ def _step_rows(
         new.append((sid, i, pack(record)))
         if steps[i].status not in FINAL_STEP:
             opened[i] = record
-    return new, replaced, rewrite, StoredSteps(version, len(steps), opened)
+    return new, replaced, rewrite, opened
 
 
 def snapshot_commit(
-    commit: Commit, now: float, lease_seconds: float, ledger: StepLedger, pack: Pack, create: bool
+    commit: Commit, now: float, lease_seconds: float, ledger: Ledger, pack: Pack, create: bool
 ) -> CommitRows:
     """Capture everything ``commit`` writes; raises ``TypeError`` for data that is not JSON."""
     s = commit.session
@@ -196,14 +198,17 @@ def snapshot_commit(
     first_seq = min(e.seq for e in commit.events) if commit.events else NO_EVENTS
     # the session's own counter, or its events' highest seq if the caller numbered them itself
     max_seq = max(s.last_seq, events[0][1]) if events else s.last_seq
-    status, version, state = str(s.status), s.version + 1, pack(session_state(s))
+    known = None if create else ledger.get(sid, s.version)
+    status, version, state = str(s.status), s.version + 1, session_state(s)
+    keep_state = known is not None and known.state == state
+    packed = None if keep_state else pack(state)
     header = (
         sid, s.owner.user_id, s.owner.tenant, s.title, False, s.query, status, version, lease, max_seq,
-        state, s.created_at, now,
+        packed, s.created_at, now,
     )  # fmt: skip
-    update = (status, version, lease, max_seq, max_seq, state, now, sid, s.version, first_seq)
-    known = None if create else ledger.get(sid, s.version)
-    new_steps, replaced_steps, rewrite, steps_after = _step_rows(s, known, version, pack)
+    tail = (now, sid, s.version, first_seq)
+    update = (status, version, lease, max_seq, max_seq, *(() if keep_state else (packed,)), *tail)
+    new_steps, replaced_steps, rewrite, opened = _step_rows(s, known, pack)
     transcript = s.transcript
     start = s.persisted_count
     replaced = frozenset(i for i in s.replaced if i < start)
@@ -212,6 +217,7 @@ def snapshot_commit(
         expected_version=s.version,
         header=header,
         update=update,
+        keep_state=keep_state,
         first_seq=first_seq,
         max_seq=max_seq,
         new_messages=[(sid, i, pack(dumps(transcript[i]))) for i in range(start, len(transcript))],
@@ -220,7 +226,7 @@ def snapshot_commit(
         new_steps=new_steps,
         replaced_steps=replaced_steps,
         rewrite_steps=rewrite and not create,
-        steps_after=steps_after,
+        stored_after=Stored(version, len(s.executed_steps), opened, state),
         new_jobs=[job_row(j) for j in commit.new_jobs],
         applied_jobs=[(True, jid) for jid in commit.applied_job_ids],
         persisted_count=len(transcript),
@@ -229,13 +235,13 @@ def snapshot_commit(
     )
 
 
-def apply_committed(s: AgentSession, rows: CommitRows, ledger: StepLedger) -> None:
+def apply_committed(s: AgentSession, rows: CommitRows, ledger: Ledger) -> None:
     """The commit is durable: bring the in-memory session's bookkeeping in line with the row."""
     s.version = rows.expected_version + 1
     s.persisted_count = rows.persisted_count
     s.replaced.difference_update(rows.replaced)
     s.updated_at = rows.now
-    ledger.put(rows.session_id, rows.steps_after)
+    ledger.put(rows.session_id, rows.stored_after)
 
 
 def session_from_row(row: Row, bodies: Iterable[Body], step_bodies: Iterable[Body]) -> AgentSession:

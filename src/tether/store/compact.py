@@ -30,7 +30,7 @@ from tether.core.events import RuntimeEvent
 from tether.core.session import Step
 
 ZLIB_V1 = 0x01
-MIN_PACK = 48  # bytes: below this, deflate's own framing eats the gain
+MIN_PACK = 128  # bytes: below this, deflate saves a few dozen bytes for ~5 µs
 
 # Most likely strings last: deflate reaches the end of its dictionary with the shortest distances.
 DICT_V1 = "".join(
@@ -102,13 +102,15 @@ def dumps(value: Any) -> str:
 
 
 def pack(text: str) -> bytes:
-    """The stored form of a JSON text: compressed when that is smaller, else its UTF-8 bytes."""
+    """The stored form of a JSON text: compressed when that is smaller, else its UTF-8 bytes.
+    (A text that starts with the marker byte, which no JSON does, is always compressed.)"""
     raw = text.encode()
-    if len(raw) < MIN_PACK:
+    plain_ok = raw[:1] != _MARK
+    if plain_ok and len(raw) < MIN_PACK:
         return raw
     c = (_primed_small if len(raw) <= _SMALL else _primed_large).copy()
     packed = c.compress(raw) + c.flush()
-    return _MARK + packed if len(packed) + 1 < len(raw) else raw
+    return _MARK + packed if len(packed) + 1 < len(raw) or not plain_ok else raw
 
 
 def unpack(body: bytes | bytearray | memoryview | str) -> str:

@@ -21,7 +21,7 @@ from tether.store.writer import WriterStats
 
 _DSL_HEAD = ("dsl_id", "owner_user", "owner_tenant", "source_session_id", "title", "params", "created_at")
 _DSL_STEP = ("dsl_id", "idx", "step_id", "tool_id", "args", "schema_hash")
-_UPDATED = ("status", "version", "lease_until", "state", "updated_at")  # what a commit changes
+_UPDATED = ("status", "version", "lease_until", "updated_at")  # what a commit changes, and the state
 
 
 def _keep(text: str) -> str:
@@ -41,7 +41,7 @@ class MemoryStore:
         self._jobs: dict[str, dict[str, Any]] = {}
         self._dsl: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
         self._executions: dict[str, dict[str, Any]] = {}
-        self._ledger = codec.StepLedger()
+        self._ledger = codec.Ledger()
         self.writer_stats = WriterStats()
 
     async def open(self) -> None:
@@ -89,6 +89,8 @@ class MemoryStore:
         h = dict(zip(codec.SESSION_COLUMNS, rows.header, strict=True))
         for key in _UPDATED:
             row[key] = h[key]
+        if not rows.keep_state:
+            row["state"] = h["state"]
         row["last_seq"] = max(row["last_seq"], rows.max_seq)
         self._apply(rows)
         codec.apply_committed(commit.session, rows, self._ledger)

@@ -50,7 +50,7 @@ class SqlStore:
         self._write_engine: sa.Engine | None = None
         self._writer: GroupWriter | None = None
         self._sql: writes.Statements | None = None
-        self._ledger = codec.StepLedger()
+        self._ledger = codec.Ledger()
 
     # -- lifecycle -----------------------------------------------------------------------------
 

@@ -28,6 +28,9 @@ _SQL = {
     "update_session": "UPDATE agent_session SET status = ?, version = ?, lease_until = ?,"
     " last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, state = ?, updated_at = ?"
     " WHERE id = ? AND version = ? AND last_seq < ?",
+    "update_session_keep_state": "UPDATE agent_session SET status = ?, version = ?, lease_until = ?,"
+    " last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, updated_at = ?"
+    " WHERE id = ? AND version = ? AND last_seq < ?",
     "session_version": "SELECT version, last_seq FROM agent_session WHERE id = ?",
     "session_meta": _META,
     "rename_session": "UPDATE agent_session SET title = ? WHERE id = ?",
@@ -68,6 +71,7 @@ class Statements:
 
     insert_session: str
     update_session: str
+    update_session_keep_state: str
     session_version: str
     session_meta: str
     rename_session: str
@@ -88,9 +92,7 @@ class Statements:
     insert_execution: str
 
 
-def commit_write(
-    sql: Statements, commit: Commit, rows: codec.CommitRows, create: bool, ledger: codec.StepLedger
-) -> Write:
+def commit_write(sql: Statements, commit: Commit, rows: codec.CommitRows, create: bool, ledger: codec.Ledger) -> Write:
     """The session row (inserted, or updated only if still at ``rows.expected_version``), then its
     new and replaced message rows, step rows, its events' row, new jobs and applied jobs."""
 
@@ -98,7 +100,7 @@ def commit_write(
         if create:
             cur.execute(sql.insert_session, rows.header)
         else:
-            cur.execute(sql.update_session, rows.update)
+            cur.execute(sql.update_session_keep_state if rows.keep_state else sql.update_session, rows.update)
             if cur.rowcount != 1:
                 _raise_stale(cur, sql, rows)
         if rows.replaced_messages:

@@ -39,7 +39,7 @@ depends_on = None
 
 KW: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4"}
 CLUSTERED: dict[str, Any] = {**KW, "sqlite_with_rowid": False}
-CHUNK = 500  # sessions per round trip when re-encoding steps and events
+CHUNK = 200  # sessions per round trip when re-encoding steps and events
 BATCH = 64  # events per migrated event row
 
 
