@@ -301,7 +301,7 @@ export function formCard(data, ctx) {
 
 // ---- op status (WRITE_PROPOSAL, OP_RESULT) --------------------------------------------------------
 
-const STATE_OF = { confirmed: "processing", executing: "processing", executed: "done", failed: "failed", cancelled: "cancelled", expired: "cancelled" };
+const STATE_OF = { confirmed: "processing", executing: "processing", executed: "done", failed: "failed", cancelled: "cancelled", expired: "expired" };
 
 function opState(data) {
   return data.state || STATE_OF[data.status] || null;
@@ -328,8 +328,8 @@ function opStatus(opId, ctx) {
       view.status = data.status;
       el.dataset.state = state || "";
       clear(el);
-      if (!state) return;
-      view.final = state === "done" || state === "cancelled";
+      if (!state || state === "draft") return; // not confirmed yet: the proposal's buttons are the state
+      view.final = state === "done" || state === "cancelled" || state === "expired";
       const message = data.message || data.error;
       if (state === "processing") {
         el.append(h("span", { class: "spinner", "aria-hidden": "true" }), h("strong", {}, t("opProcessing")));
@@ -357,6 +357,8 @@ function opStatus(opId, ctx) {
         el.append(retry);
       } else if (state === "cancelled") {
         el.append(h("strong", {}, t("opCancelled")));
+      } else if (state === "expired") {
+        el.append(h("strong", {}, t("opExpired")));
       }
       if (message) {
         const m = h("span", { class: state === "failed" ? "op-message error" : "op-message" });
@@ -449,7 +451,8 @@ export function opCard(data, ctx) {
 }
 
 export function linkCard(data, ctx) {
-  const a = opLink(data.url, data.label || data.url, ctx);
+  const label = data.label || (data.state === "pending" ? t("goErp") : data.state === "done" ? t("view") : data.url);
+  const a = opLink(data.url, label, ctx);
   if (!a) return null;
   return h("div", { class: "card link-card" }, h("span", { class: "link-icon" }, icon("link")), a);
 }
