@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.servers import ServerProcess, wait_until
+from tests.servers import ServerProcess
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -167,8 +168,20 @@ class Session:
     def wait_status(self, status: str, timeout: float = 60_000) -> None:
         self.page.wait_for_selector(f'#chat-status[data-status="{status}"]', timeout=timeout)
 
+    def wait_for(self, fn: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+        """Poll ``fn`` while Playwright keeps running: the route guard answers the page's requests
+        only while this thread is inside a Playwright call, so a plain sleep would stall them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = fn()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+            self.page.wait_for_timeout(50)
+
     def session_id(self) -> str:
-        value = wait_until(lambda: self.page.evaluate("new URLSearchParams(location.search).get('c')"), what="c=")
+        value = self.wait_for(lambda: self.page.evaluate("new URLSearchParams(location.search).get('c')"), what="c=")
         return str(value)
 
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.browser.conftest import BROWSER, MAIN_QUESTION, SLOWPACK, Session, start_server
-from tests.servers import ServerProcess, get_session, runtime_events, wait_until
+from tests.servers import ServerProcess, get_session, runtime_events
 
 pytestmark = BROWSER
 
@@ -185,7 +185,7 @@ def test_rename_archive_and_search(chat: Any, chat_server: ServerProcess) -> Non
     page.wait_for_selector(f"{item} .conv-title:text('月度应收复盘')")
     s.shot("renamed")
     page.fill("#search-input", "应收复盘")
-    wait_until(lambda: page.locator("#conversations li.conv").count() == 1, timeout=10, what="one match")
+    s.wait_for(lambda: page.locator("#conversations li.conv").count() == 1, timeout=10, what="one match")
     assert page.get_attribute("#conversations li.conv", "data-id") == first
     s.shot("searched")
     page.fill("#search-input", "")
@@ -221,7 +221,7 @@ def test_a_reload_in_the_middle_of_a_turn_shows_everything_once(chat: Any, chat_
     s.login_token()
     page = s.page
     s.ask("slowly label=midreload sleep=0,3,0")
-    wait_until(lambda: counter(chat_server, "midreload-2") == ["start"], timeout=30, what="step 2 to run")
+    s.wait_for(lambda: counter(chat_server, "midreload-2") == ["start"], timeout=30, what="step 2 to run")
     page.wait_for_selector('.tool-row[data-status="running"]', state="attached")
     sid = s.session_id()
     page.reload()
@@ -241,7 +241,7 @@ def test_the_stream_resumes_with_last_event_id_after_the_connection_drops(chat: 
         s.login_token()
         page = s.page
         s.ask("slowly label=drop sleep=0,0,4")
-        wait_until(lambda: counter(server, "drop-3") == ["start"], timeout=30, what="step 3 to run")
+        s.wait_for(lambda: counter(server, "drop-3") == ["start"], timeout=30, what="step 3 to run")
         page.wait_for_selector('.tool-row[data-status="running"]', state="attached")
         sid = s.session_id()
         server.kill()  # the connection drops mid-turn; the page keeps trying
@@ -268,7 +268,7 @@ def test_stop_cancels_the_running_turn(chat: Any, chat_server: ServerProcess) ->
     s.login_token()
     page = s.page
     s.ask("slowly label=stopui sleep=30,0,0")
-    wait_until(lambda: counter(chat_server, "stopui-1") == ["start"], timeout=30, what="step 1 to run")
+    s.wait_for(lambda: counter(chat_server, "stopui-1") == ["start"], timeout=30, what="step 1 to run")
     page.wait_for_selector("#stop:not([hidden])")
     s.shot("running")
     page.click("#stop")
