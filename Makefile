@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo serve test lint typecheck unit bench services clean
+.PHONY: install demo serve test lint typecheck unit bench services chromium clean
 
 $(BIN)/tether: pyproject.toml uv.lock
 	@$(PY) -m uv --version >/dev/null 2>&1 || command -v uv >/dev/null 2>&1 || $(PY) -m pip install -q uv
@@ -27,6 +27,15 @@ serve: install
 services:
 	@bash scripts/services.sh
 
+# The chat page's browser tests drive Debian's Chromium through Playwright (never `playwright install`).
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-wqy-microhei; \
+	  else echo "!!! $(CHROMIUM) is missing: as root, apt-get update && apt-get install -y chromium"; fi; \
+	fi
+
 lint: install
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
@@ -34,7 +43,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install services
+unit: install services chromium
 	$(BIN)/pytest -q
 
 test: lint typecheck unit

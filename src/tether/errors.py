@@ -25,11 +25,13 @@ class UserError(TetherError):
 
 
 class InvalidInput(UserError):
-    """Malformed or out-of-range input (422). ``field`` names what to fix when known."""
+    """Malformed or out-of-range input (422). ``field`` names what to fix when known; ``problems``
+    lists each field's problem (a form answer)."""
 
-    def __init__(self, message: str, field: str | None = None) -> None:
+    def __init__(self, message: str, field: str | None = None, problems: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.field = field
+        self.problems = problems  # one {field, code, message} per problem, when there are several
 
 
 class NotFound(UserError):

@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     model_name: str | None = Field(None, description="model id (overrides the preset)")
     model_api_key: SecretStr | None = Field(None, description="API key of the model endpoint")
     model_stream: bool = Field(True, description="stream tokens as TOKEN events")
+    planner_stream: bool = Field(False, description="the offline planner streams its answers as TOKEN events too")
     model_timeout_s: float = Field(60.0, description="timeout of one model request")
     skill_routing: str = Field("auto", description="model | rules | auto (rules for the planner)")
     max_rounds: int = Field(12, ge=1, description="model rounds per turn")

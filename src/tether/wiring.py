@@ -83,7 +83,7 @@ class Services:
 
 def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
     if settings.model == "planner":
-        return PlannerModel([e for p in packs for e in p.extractors])
+        return PlannerModel([e for p in packs for e in p.extractors], stream=settings.planner_stream)
     if settings.model == "openai":
         from tether.models.openai_compat import build_openai_model
 

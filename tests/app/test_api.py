@@ -256,6 +256,7 @@ def test_another_user_gets_404_on_everything(api_server: TetherServer, alice: ht
             ("POST", f"/api/agent/sessions/{sid}/messages", {"message": "slowly label=bob"}),
             ("POST", f"/api/agent/sessions/{sid}/resume", None),
             ("POST", f"/api/agent/sessions/{sid}/interactions/int-1", {"answer": "yes"}),
+            ("POST", f"/api/agent/sessions/{sid}/cancel", None),
         ):
             r = bob.request(method, path, json=body)
             assert r.status_code == 404, (method, path, r.status_code, r.text)
@@ -454,3 +455,60 @@ def test_tools_endpoint_runs_a_tool_and_serves_async_tools_only_with_a_poll_url(
     r = alice.post("/tools/start-shipping-quote", json={"order_id": "A-1001"})
     assert r.status_code == 404 and "inside a session" in r.json()["error"]
     assert alice.post("/tools/load-skill", json={"name": "order-desk"}).status_code == 404
+
+
+# ---- stopping a turn ------------------------------------------------------------------------------
+
+
+def test_cancel_stops_the_running_tool_and_the_conversation_goes_on(
+    api_server: TetherServer, alice: httpx.Client, bob: httpx.Client
+) -> None:
+    r = alice.post("/api/agent/sessions?wait=false", json={"message": "slowly label=stopme sleep=30,0,0"})
+    assert r.status_code == 200, r.text
+    sid = r.json()["sessionId"]
+    wait_until(lambda: api_server.counter("stopme-1") == ["start"], what="the slow step to start")
+    assert bob.post(f"/api/agent/sessions/{sid}/cancel").status_code == 404
+    assert api_server.counter("stopme-1") == ["start"]
+
+    started = time.monotonic()
+    r = alice.post(f"/api/agent/sessions/{sid}/cancel")
+    assert r.status_code == 200, r.text
+    assert time.monotonic() - started < 5
+    assert r.json()["status"] == "CANCELLED"
+    stays(lambda: api_server.counter("stopme-1"), ["start"])  # the tool was cut off, never ended
+    assert api_server.counter("stopme-2") == []  # and nothing after it ran
+
+    events = runtime_events(alice, sid)
+    assert_contiguous(events)
+    assert events[-1]["type"] == "TURN_FINISHED" and events[-1]["data"]["status"] == "CANCELLED"
+    r = alice.post(f"/api/agent/sessions/{sid}/cancel")
+    assert r.status_code == 409 and "CANCELLED" in r.json()["error"]
+
+    r = alice.post(f"/api/agent/sessions/{sid}/messages", json={"message": "slowly label=again"})
+    assert r.status_code == 200 and r.json()["status"] == "SUCCEEDED", r.text
+    r = alice.post(f"/api/agent/sessions/{sid}/cancel")
+    assert r.status_code == 409 and "SUCCEEDED" in r.json()["error"]
+
+
+def test_cancel_a_waiting_session_and_a_waiting_caller_gets_the_cancelled_session(
+    api_server: TetherServer, alice: httpx.Client
+) -> None:
+    s = waiting_order_session(alice)
+    r = alice.post(f"/api/agent/sessions/{s['sessionId']}/cancel")
+    assert r.status_code == 200 and r.json()["status"] == "CANCELLED", r.text
+    job = s["waitingExternalJobId"]
+    ticket = api_server.ticket(job)
+    late = post_callback(alice, job, ticket["callbackToken"], payload={"carrier": "SF", "price": 1})
+    assert late.json() == {"ok": True, "duplicate": True}
+    assert get_session(alice, s["sessionId"])["status"] == "CANCELLED"
+
+    with ThreadPoolExecutor(1) as pool:  # a caller waiting for its turn (wait=true) gets the stop
+        waiting = pool.submit(create, alice, "slowly label=waitstop sleep=30,0,0")
+        wait_until(lambda: api_server.counter("waitstop-1") == ["start"], what="the slow step to start")
+        [item] = [
+            i
+            for i in alice.get("/api/agent/sessions", params={"limit": 5}).json()["items"]
+            if i["title"] == "slowly label=waitstop sleep=30,0,0"
+        ]
+        assert alice.post(f"/api/agent/sessions/{item['sessionId']}/cancel").status_code == 200
+        assert waiting.result(timeout=10)["status"] == "CANCELLED"

@@ -152,3 +152,19 @@ def test_remote_http_tool_sends_identity_and_credential_over_http() -> None:
     broken = http_tool("x", "d", {"properties": {}}, "/down", base_url="http://erp.local/v1", client=client)
     with pytest.raises(Exception, match="answered 503"):
         asyncio.run(broken.run({}, CTX))
+
+
+def test_the_planner_streams_its_answer_when_asked() -> None:
+    deltas: list[str] = []
+
+    async def on_token(delta: str) -> None:
+        deltas.append(delta)
+
+    async def ask(planner: PlannerModel) -> Any:
+        messages = [{"role": "system", "content": ""}, {"role": "user", "content": "hello there"}]
+        return await planner.chat(ModelRequest(messages, [], [], {}, on_token=on_token))
+
+    quiet = asyncio.run(ask(PlannerModel()))
+    assert quiet.content and deltas == []
+    loud = asyncio.run(ask(PlannerModel(stream=True)))
+    assert len(deltas) > 3 and "".join(deltas) == loud.content == quiet.content

@@ -14,11 +14,13 @@ LEGAL = [
     (Status.WAITING_USER_INPUT, Status.RUNNING),
     (Status.WAITING_CONFIRMATION, Status.RUNNING),
     (Status.SUCCEEDED, Status.RUNNING),
+    (Status.CANCELLED, Status.RUNNING),  # the user stopped a turn, then sends a new message
+    (Status.WAITING_USER_INPUT, Status.CANCELLED),
 ]
 ILLEGAL = [
     (Status.SUCCEEDED, Status.FAILED),
     (Status.SUCCEEDED, Status.WAITING_ASYNC_CALLBACK),
-    (Status.CANCELLED, Status.RUNNING),
+    (Status.CANCELLED, Status.SUCCEEDED),
     (Status.WAITING_USER_INPUT, Status.SUCCEEDED),
     (Status.WAITING_ASYNC_CALLBACK, Status.SUCCEEDED),
     (Status.RUNNING, Status.RUNNING),

@@ -29,6 +29,9 @@ class EventType(enum.StrEnum):
     ERROR = "ERROR"
     TURN_FINISHED = "TURN_FINISHED"
     DSL_COMPILED = "DSL_COMPILED"
+    # append only: the store codes event types by position (store/compact.py EVENT_TYPES)
+    USER_MESSAGE = "USER_MESSAGE"  # a follow-up message (the first is SESSION_STARTED's query)
+    INTERACTION_ANSWERED = "INTERACTION_ANSWERED"  # a question / form answered, a proposal's outcome delivered
 
 
 @dataclass(slots=True)

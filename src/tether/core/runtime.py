@@ -3,6 +3,10 @@ sessions whose runner died. The API, the CLI and the Python API all go through h
 
 Concurrency: one turn per session at a time. In-process a per-session lock refuses a second
 runner at once (409); across processes the store's version check does.
+
+Every turn runs in an asyncio task of its own, the session's *driver* (an API call that waits for
+the turn awaits that task), so ``cancel`` can stop it wherever it is — in the model call, in a
+tool, between the two — without touching the request that started it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ NOT_STARTED = "not run: the server stopped before this call started; it was not 
 INTERRUPTED = (
     "interrupted: the server stopped while this call was in flight; it was not retried and its effect is unknown"
 )
+CANCELLED_REASON = "cancelled by the user"
+CANCELLED_IN_FLIGHT = "cancelled by the user while this call was in flight; its effect is unknown"
+CANCELLED_NOT_RUN = "not run: the user cancelled the turn"
+CANCELLED_WAITING = "cancelled by the user while waiting for this; a later answer or callback is ignored"
+FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
 
 def check_message(message: str) -> str:
@@ -53,6 +62,8 @@ class Runtime:
         self.deps.on_final = self._compile
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._drivers: dict[str, asyncio.Task[Any]] = {}  # session id -> the task running its turn
+        self._stopping: set[str] = set()  # sessions whose driver is being cancelled by the user
 
     # ---- entry points ---------------------------------------------------------------------------
 
@@ -79,10 +90,8 @@ class Runtime:
         for e in turn.pending:
             self.deps.bus.publish(e)
         turn.pending = []
-        if not wait:
-            self.spawn(self._drive_locked(turn))
-            return s
-        return await self._drive_locked(turn)
+        lock = await self._claim(s.session_id)  # a new id: never contended
+        return await self._launch(s.session_id, lock, self._drive(turn), wait, at_once=s)
 
     async def post_message(
         self, session_id: str, who: Owner | Identity, message: str, wait: bool = True
@@ -94,53 +103,49 @@ class Runtime:
         lock = await self._claim(session_id)
         try:
             s = await self.store.load(session_id, owner)
-            if s.status not in (Status.SUCCEEDED, Status.FAILED, Status.WAITING_USER_INPUT) or (
+            if s.status not in (*FINISHED, Status.WAITING_USER_INPUT) or (
                 s.status is Status.WAITING_USER_INPUT and not s.pending_interaction
             ):
                 raise Conflict(_busy(s))
         except BaseException:
             lock.release()
             raise
-        if not wait:
-            self.spawn(self._post(lock, s, message, identity))
-            return s
-        return await self._post(lock, s, message, identity)
+        return await self._launch(session_id, lock, self._post(s, message, identity), wait, at_once=s)
 
-    async def _post(self, lock: asyncio.Lock, s: AgentSession, message: str, identity: Identity | None) -> AgentSession:
-        try:
-            pending = s.pending_interaction
-            if s.status is Status.WAITING_USER_INPUT and pending and pending["kind"] != "login":
-                return await self._answer(s, pending["interactionId"], {"answer": message}, identity)
-            if pending and pending["kind"] == "login":
-                _close_lapsed_login(s, pending)  # the message is a new request, sent with the new token
-            s.transition(Status.RUNNING)
-            s.append({"role": "user", "content": message})
-            turn = self._turn(s, resumed=False, identity=identity)
-            selection = await self.router.select(message, s.global_context, identity.provider if identity else None)
-            added = [i for i in selection.skill_ids if i not in s.selected_skill_ids]
-            s.selected_skill_ids = s.selected_skill_ids + added  # a follow-up keeps what was chosen
-            turn.emit(
-                EventType.SKILLS_SELECTED,
-                {**selection.to_event(), "selectedSkillIds": s.selected_skill_ids, "added": added},
-            )
-            await turn.commit()
-            return await self._drive(turn)
-        finally:
-            lock.release()
+    async def _post(self, s: AgentSession, message: str, identity: Identity | None) -> AgentSession:
+        pending = s.pending_interaction
+        if s.status is Status.WAITING_USER_INPUT and pending and pending["kind"] != "login":
+            answer = {"answer": message}
+            return await self._answer(s, pending["interactionId"], answer, identity, message=message)
+        if pending and pending["kind"] == "login":
+            _close_lapsed_login(s, pending)  # the message is a new request, sent with the new token
+        s.transition(Status.RUNNING)
+        s.append({"role": "user", "content": message})
+        turn = self._turn(s, resumed=False, identity=identity)
+        turn.emit(EventType.USER_MESSAGE, {"content": message})
+        selection = await self.router.select(message, s.global_context, identity.provider if identity else None)
+        added = [i for i in selection.skill_ids if i not in s.selected_skill_ids]
+        s.selected_skill_ids = s.selected_skill_ids + added  # a follow-up keeps what was chosen
+        turn.emit(
+            EventType.SKILLS_SELECTED,
+            {**selection.to_event(), "selectedSkillIds": s.selected_skill_ids, "added": added},
+        )
+        await turn.commit()
+        return await self._drive(turn)
 
     async def resume(self, session_id: str, who: Owner | Identity) -> AgentSession:
         owner, identity = split_caller(who)
         lock = await self._claim(session_id)
-        try:
-            s = await self.store.load(session_id, owner)
-            await self._apply_jobs(s)
-            if s.status is Status.RUNNING and s.session_id in await self.store.expired_running():
-                return await self._recover(s, identity)
-            if s.status is not Status.WAITING_ASYNC_CALLBACK or s.waiting_job_ids:
-                raise Conflict(_busy(s))
-            return await self._continue(s, identity)  # every job is in: continue the turn
-        finally:
-            lock.release()
+        return await self._launch(session_id, lock, self._resume(session_id, owner, identity))
+
+    async def _resume(self, session_id: str, owner: Owner, identity: Identity | None) -> AgentSession:
+        s = await self.store.load(session_id, owner)
+        await self._apply_jobs(s)
+        if s.status is Status.RUNNING and s.session_id in await self.store.expired_running():
+            return await self._recover(s, identity)
+        if s.status is not Status.WAITING_ASYNC_CALLBACK or s.waiting_job_ids:
+            raise Conflict(_busy(s))
+        return await self._continue(s, identity)  # every job is in: continue the turn
 
     async def complete_interaction(
         self, session_id: str, who: Owner | Identity | None, interaction_id: str, result: dict[str, Any]
@@ -148,11 +153,50 @@ class Runtime:
         """Answer a question / form, or deliver a confirmed proposal's outcome, and resume."""
         owner, identity = split_caller(who) if who is not None else (None, None)
         lock = await self._claim(session_id)
-        try:
+
+        async def answer() -> AgentSession:
             s = await self.store.load(session_id, owner)
             return await self._answer(s, interaction_id, result, identity)
-        finally:
-            lock.release()
+
+        return await self._launch(session_id, lock, answer())
+
+    async def cancel(self, session_id: str, who: Owner | Identity) -> AgentSession:
+        """Stop the session's turn: the task driving it is cancelled wherever it is (the model
+        call, a tool in flight), every call left open gets an error result, and the session ends
+        ``CANCELLED`` with a ``TURN_FINISHED`` event. A session waiting for a callback, an answer
+        or a confirmation is cancelled the same way. ``Conflict`` when it has already finished."""
+        owner, _ = split_caller(who)
+        await self.store.load(session_id, owner)  # NotFound unless the caller owns it
+        stopped_here = False
+        deadline = time.monotonic() + 10.0
+        while True:
+            driver = self._drivers.get(session_id)
+            if driver is not None and not driver.done():
+                self._stopping.add(session_id)
+                driver.cancel(CANCELLED_REASON)
+                await asyncio.wait({driver})
+                stopped_here = True
+                if not driver.cancelled() and driver.exception() is None:
+                    result: AgentSession = driver.result()
+                    if result.status is Status.CANCELLED:
+                        return result
+                break
+            if not self._lock(session_id).locked():
+                break
+            if time.monotonic() > deadline:  # the lock holder never became a driver
+                raise Conflict("the session is busy; try again")
+            await asyncio.sleep(0.02)  # between claiming the session and starting its turn
+        async with self._lock(session_id):
+            s = await self.store.load(session_id, owner)
+            if s.status in FINISHED:
+                raise Conflict(f"the session is {s.status.value}; there is no turn to cancel")
+            if (
+                s.status is Status.RUNNING
+                and not stopped_here
+                and s.session_id not in await self.store.expired_running()
+            ):
+                raise Conflict("the session's turn runs in another tether process; cancel it there")
+            return await self._cancelled(s)
 
     async def callback(
         self, job_id: str, token: str | None, status: str, payload: Any, error: str | None
@@ -174,10 +218,15 @@ class Runtime:
         return {"ok": True}
 
     async def apply_jobs(self, session_id: str) -> None:
-        async with self._lock(session_id):
-            s = await self.store.load(session_id)
-            if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
-                await self._continue(s)
+        lock = self._lock(session_id)
+        await lock.acquire()
+        await self._held(session_id, lock, self._apply_and_continue(session_id))
+
+    async def _apply_and_continue(self, session_id: str) -> AgentSession:
+        s = await self.store.load(session_id)
+        if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
+            return await self._continue(s)
+        return s
 
     async def recover(self) -> int:
         """Resume every RUNNING session whose lease expired (its runner died)."""
@@ -198,10 +247,11 @@ class Runtime:
                 self.spawn(self.apply_jobs(job.session_id))
         return len(overdue)
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
+        return task
 
     async def drain(self) -> None:
         while self._tasks:
@@ -229,9 +279,98 @@ class Runtime:
         turn_id = s.current_turn_id if resumed and s.current_turn_id else new_id("turn")
         return Turn(s, self.deps, turn_id, resumed, identity)
 
-    async def _drive_locked(self, turn: Turn) -> AgentSession:
-        async with self._lock(turn.session.session_id):
-            return await self._drive(turn)
+    async def _launch(
+        self,
+        session_id: str,
+        lock: asyncio.Lock,
+        body: Coroutine[Any, Any, AgentSession],
+        wait: bool = True,
+        at_once: AgentSession | None = None,
+    ) -> AgentSession:
+        """Run ``body`` (holding ``lock``, already taken) as the session's driver, a task of its
+        own, and wait for it; with ``wait=False`` return ``at_once`` instead. A client that goes
+        away does not stop the turn."""
+        task = self.spawn(self._held(session_id, lock, body))
+        if not wait and at_once is not None:
+            return at_once
+        result: AgentSession = await asyncio.shield(task)
+        return result
+
+    async def _held(self, session_id: str, lock: asyncio.Lock, body: Coroutine[Any, Any, AgentSession]) -> AgentSession:
+        """The driver: runs ``body`` and releases ``lock`` after it. When ``cancel`` stops it,
+        the session is recorded as cancelled before the lock is released, so nothing can start
+        in between."""
+        me = asyncio.current_task()
+        assert me is not None
+        self._drivers[session_id] = me
+        try:
+            try:
+                return await body
+            except asyncio.CancelledError:
+                if session_id not in self._stopping:
+                    raise  # not the user's stop (a shutdown): the lease lets recovery take over
+                me.uncancel()
+                return await self._cancelled(await self._settled(session_id))
+        finally:
+            self._stopping.discard(session_id)
+            if self._drivers.get(session_id) is me:
+                del self._drivers[session_id]
+            lock.release()
+
+    async def _settled(self, session_id: str) -> AgentSession:
+        """The session as stored once the cancelled step's writes are in: any commit it left in
+        the store's queue lands (or fails) before this no-op lease write returns, so the load
+        below sees it."""
+        await self.store.renew_lease(session_id, -1)
+        return await self.store.load(session_id)
+
+    async def _cancelled(self, s: AgentSession) -> AgentSession:
+        """Close what the turn left open, end the session CANCELLED, commit and publish."""
+        turn = self._turn(s, resumed=True)
+        now = time.time()
+
+        def close(call_id: str, tool_id: str, reason: str, args: dict[str, Any] | None = None) -> None:
+            index = s.tool_message_index(call_id)
+            message = tool_message(call_id, frame(tool_id, "error", {"error": reason, "retryable": False}))
+            if index is None:
+                s.append(message)
+            else:
+                s.set_message(index, message)
+            step = s.step(call_id)
+            if step is None:
+                s.executed_steps.append(
+                    Step(turn.turn_id, call_id, tool_id, args or {}, "FAILED", {"error": reason}, now, now)
+                )
+            else:
+                step.status, step.result, step.finished_at = "FAILED", {"error": reason}, now
+            turn.emit(
+                EventType.TOOL_EXECUTION_FAILED,
+                {"toolCallId": call_id, "toolId": tool_id, "error": reason, "cancelled": True},
+            )
+
+        for call, started in _unanswered_calls(s):
+            reason = CANCELLED_IN_FLIGHT if started else CANCELLED_NOT_RUN
+            close(call["id"], call["function"]["name"], reason, _loads(call["function"].get("arguments")))
+        pending = s.pending_interaction
+        if pending is not None:
+            close(pending["toolCallId"], pending["toolId"], CANCELLED_WAITING)
+            s.pending_interaction = None
+        jobs = list(s.waiting_job_ids)
+        for job_id in jobs:
+            job = await self.store.get_job(job_id)
+            if job is not None:
+                await self.store.finish_job(job_id, "FAILED", None, CANCELLED_REASON)  # a later callback: duplicate
+                close(job.tool_call_id, job.tool_id, CANCELLED_WAITING)
+        s.waiting_job_ids = []
+        s.transition(Status.CANCELLED)
+        s.last_error = None
+        turn.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": CANCELLED_REASON})
+        s.updated_at = time.time()
+        await self.store.commit(Commit(s, turn.pending, applied_job_ids=jobs))
+        for e in turn.pending:
+            self.deps.bus.publish(e)
+        turn.pending = []
+        return s
 
     async def _drive(self, turn: Turn) -> AgentSession:
         s = turn.session
@@ -288,7 +427,12 @@ class Runtime:
             turn.emit(EventType.TOOL_EXECUTION_FAILED, {**base, "error": data["error"]})
 
     async def _answer(
-        self, s: AgentSession, interaction_id: str, result: dict[str, Any], identity: Identity | None = None
+        self,
+        s: AgentSession,
+        interaction_id: str,
+        result: dict[str, Any],
+        identity: Identity | None = None,
+        message: str | None = None,
     ) -> AgentSession:
         pending = s.pending_interaction
         if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
@@ -305,18 +449,33 @@ class Runtime:
         if step is not None:
             step.status, step.result, step.finished_at = "SUCCEEDED", result, time.time()
         s.pending_interaction = None
+        answered = {
+            "interactionId": interaction_id,
+            "kind": pending["kind"],
+            "toolCallId": call_id,
+            "toolId": tool_id,
+            "result": result,
+        }
         if s.waiting_job_ids:
             s.transition(Status.WAITING_ASYNC_CALLBACK)
             turn = self._turn(s, resumed=True)
+            _note_answer(turn, answered, message)
             await turn.commit()
             return s
-        return await self._continue(s, identity)
+        s.transition(Status.RUNNING)
+        turn = self._turn(s, resumed=True, identity=identity)
+        _note_answer(turn, answered, message)  # committed with the resumed turn's start
+        return await self._drive(turn)
 
     async def _recover_locked(self, session_id: str) -> None:
-        async with self._lock(session_id):
+        lock = self._lock(session_id)
+        await lock.acquire()
+
+        async def body() -> AgentSession:
             s = await self.store.load(session_id)
-            if s.status is Status.RUNNING:
-                await self._recover(s)
+            return await self._recover(s) if s.status is Status.RUNNING else s
+
+        await self._held(session_id, lock, body())
 
     async def _recover(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
         """Give every call cut off mid-flight an error result, then wait or continue."""
@@ -356,6 +515,14 @@ class Runtime:
 
 
 LOGIN_LAPSED = "the user's login had expired; they logged in again and sent a new message"
+
+
+def _note_answer(turn: Turn, answered: dict[str, Any], message: str | None) -> None:
+    """The record a client rebuilds the conversation from: the user's message (when the answer
+    came as one) and which interaction was answered with what."""
+    if message is not None:
+        turn.emit(EventType.USER_MESSAGE, {"content": message, "interactionId": answered["interactionId"]})
+    turn.emit(EventType.INTERACTION_ANSWERED, answered)
 
 
 def _close_lapsed_login(s: AgentSession, pending: dict[str, Any]) -> None:

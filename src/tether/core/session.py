@@ -28,7 +28,7 @@ class Status(enum.StrEnum):
 
 WAITING = frozenset({Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION})
 
-# from -> allowed targets. A failed session may be retried by a new user message.
+# from -> allowed targets. A failed or cancelled session goes on with a new user message.
 _TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.RUNNING: frozenset({Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, *WAITING}),
     Status.SUCCEEDED: frozenset({Status.RUNNING}),
@@ -37,7 +37,8 @@ _TRANSITIONS: dict[Status, frozenset[Status]] = {
     # answered while async jobs of the same message are still out: back to waiting for them
     Status.WAITING_USER_INPUT: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
     Status.WAITING_CONFIRMATION: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
-    Status.CANCELLED: frozenset(),
+    # stopped by the user: the conversation goes on with their next message
+    Status.CANCELLED: frozenset({Status.RUNNING}),
 }
 
 

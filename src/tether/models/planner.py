@@ -9,6 +9,7 @@ rolling summary of older turns (``purpose="summary"``) with ``memory.determinist
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
@@ -18,6 +19,7 @@ from typing import Any
 from tether.core.memory import deterministic_summary
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
 
+STREAM_CHARS, STREAM_PAUSE_S = 8, 0.01
 META = {"model": "planner", "note": "offline rule planner (no LLM): follows skill plans with templates"}
 TEMPLATE_RE = re.compile(r"\$\{([^}]+)\}")
 
@@ -183,10 +185,19 @@ def _expand(plan: list[dict[str, Any]], scope: dict[str, Any]) -> list[dict[str,
 class PlannerModel:
     name = "planner"
 
-    def __init__(self, extractors: list[Extractor] | None = None) -> None:
+    def __init__(self, extractors: list[Extractor] | None = None, stream: bool = False) -> None:
         self.extractors = list(extractors or [])
+        self.stream = stream  # answers arrive as TOKEN deltas too, paced like a streaming model
 
     async def chat(self, request: ModelRequest) -> ModelReply:
+        reply = await self._reply(request)
+        if self.stream and request.on_token is not None and reply.content and request.purpose == "turn":
+            for start in range(0, len(reply.content), STREAM_CHARS):
+                await request.on_token(reply.content[start : start + STREAM_CHARS])
+                await asyncio.sleep(STREAM_PAUSE_S)
+        return reply
+
+    async def _reply(self, request: ModelRequest) -> ModelReply:
         if request.purpose == "route":
             return ModelReply(content="", meta=META)  # the router's keyword rules decide
         if request.purpose == "summary":

@@ -18,6 +18,7 @@ from tether.app.schemas import (
     session_summary,
     session_view,
 )
+from tether.core.answers import check_answer
 from tether.core.session import AgentSession, Identity
 from tether.errors import InvalidInput
 from tether.wiring import Services
@@ -102,7 +103,12 @@ async def resume(session_id: str, services: ServicesDep, who: IdentityDep) -> di
     return await _view(services, who, await services.runtime.resume(session_id, who))
 
 
-@router.post("/{session_id}/interactions/{interaction_id}", summary="Answer a pending question or form")
+@router.post(
+    "/{session_id}/interactions/{interaction_id}",
+    summary="Answer a pending question or form",
+    description="A form's values are checked against its fields first: 422 {error, field, problems: [{field, code, "
+    "message}]} and the interaction stays pending.",
+)
 async def answer(
     session_id: str, interaction_id: str, body: Answer, services: ServicesDep, who: IdentityDep
 ) -> dict[str, Any]:
@@ -111,9 +117,25 @@ async def answer(
     if pending.get("kind") == "proposal":
         raise InvalidInput("a write proposal is confirmed or cancelled through /api/ops, not answered here")
     result = {"values": body.values} if body.values is not None else {"answer": body.answer}
+    if pending.get("interactionId") == interaction_id:
+        problems = check_answer(pending, result)
+        if problems:
+            first = problems[0]
+            raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
     return await _view(
         services, who, await services.runtime.complete_interaction(session_id, who, interaction_id, result)
     )
+
+
+@router.post(
+    "/{session_id}/cancel",
+    summary="Stop the session's turn",
+    description="Cancels the model call and the tool in flight; a session waiting for a callback, an answer or a "
+    "confirmation is cancelled too. The session ends CANCELLED (a TURN_FINISHED event) and goes on with the next "
+    "message. 409 when it has already finished.",
+)
+async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    return await _view(services, who, await services.runtime.cancel(session_id, who))
 
 
 @router.get("/{session_id}/runtime", summary="The persisted session and its event history")

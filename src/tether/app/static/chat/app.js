@@ -1,0 +1,533 @@
+// The chat page: login, the conversation list, one open conversation (its id in the URL), the
+// composer, stop, re-login. Everything talks to this server only.
+
+import { api, ApiError, fetchBlob, followEvents, forgetLogin, profile, saveLogin, token, whenUnauthorized } from "./api.js";
+import { h, clear, announce, icon } from "./dom.js";
+import { applyStatic, lang, setLang, t } from "./i18n.js";
+import { Conversation } from "./view.js";
+import { formatTime } from "./cards.js";
+
+const $ = (id) => document.getElementById(id);
+const PAGE = 30;
+const state = {
+  sessionId: null,
+  title: "",
+  conversation: null,
+  abort: null,
+  status: null,
+  list: { offset: 0, q: "", archived: false, items: [] },
+  expired: false,
+};
+
+// ---- boot -----------------------------------------------------------------------------------------
+
+function boot() {
+  applyStatic();
+  $("lang-switch").textContent = t("lang");
+  $("lang-switch").lang = lang() === "zh" ? "en" : "zh-CN";
+  whenUnauthorized(() => expired(t("sessionExpired")));
+  wire();
+  if (!token()) openLogin();
+  else start();
+}
+
+function start() {
+  showWho();
+  loadList(true);
+  const id = idFromUrl();
+  if (id) openConversation(id, false);
+  else newChat(false);
+}
+
+function idFromUrl() {
+  const params = new URLSearchParams(window.location.search);
+  const id = params.get("c") || decodeURIComponent(window.location.hash.replace(/^#/, ""));
+  return /^[\w-]{1,200}$/.test(id || "") ? id : null;
+}
+
+function setUrl(id, push) {
+  const url = id ? `/chat?c=${encodeURIComponent(id)}` : "/chat";
+  if (url === window.location.pathname + window.location.search) return;
+  if (push) window.history.pushState({ id }, "", url);
+  else window.history.replaceState({ id }, "", url);
+}
+
+function showWho() {
+  const who = profile() || {};
+  $("who").textContent = who.name ? t("signedInAs", { name: who.name }) : "";
+}
+
+// ---- wiring ---------------------------------------------------------------------------------------
+
+function wire() {
+  $("new-chat").addEventListener("click", () => newChat(true));
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    send();
+  });
+  $("composer-input").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+      e.preventDefault();
+      send();
+    }
+  });
+  $("stop").addEventListener("click", stop);
+  $("logout").addEventListener("click", logout);
+  $("banner-login").addEventListener("click", () => openLogin());
+  $("lang-switch").addEventListener("click", () => {
+    setLang(lang() === "zh" ? "en" : "zh");
+    applyStatic();
+    $("lang-switch").textContent = t("lang");
+    $("lang-switch").lang = lang() === "zh" ? "en" : "zh-CN";
+    renderList();
+    showWho();
+    if (state.sessionId) openConversation(state.sessionId, false);
+    else newChat(false);
+  });
+  let timer = null;
+  $("search-input").addEventListener("input", () => {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(() => {
+      state.list.q = $("search-input").value.trim();
+      loadList(true);
+    }, 250);
+  });
+  $("show-archived").addEventListener("change", () => {
+    state.list.archived = $("show-archived").checked;
+    $("list-title").textContent = t(state.list.archived ? "archivedList" : "recent");
+    loadList(true);
+  });
+  $("load-more").addEventListener("click", () => loadList(false));
+  window.addEventListener("popstate", () => {
+    const id = idFromUrl();
+    if (id) openConversation(id, false);
+    else newChat(false);
+  });
+  wireLogin();
+}
+
+// ---- conversations list ---------------------------------------------------------------------------
+
+let listRequest = 0;
+
+async function loadList(reset) {
+  if (!token()) return;
+  const mine = ++listRequest; // only the latest answer is shown
+  const offset = reset ? 0 : state.list.offset;
+  const params = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+  if (state.list.q) params.set("q", state.list.q);
+  if (state.list.archived) params.set("archived", "true");
+  try {
+    const data = await api(`/api/agent/sessions?${params}`);
+    if (mine !== listRequest) return;
+    const items = data.items || [];
+    const before = reset ? [] : state.list.items;
+    const seen = new Set(before.map((i) => i.sessionId));
+    state.list.items = [...before, ...items.filter((i) => !seen.has(i.sessionId))];
+    state.list.offset = offset + items.length;
+    $("load-more").hidden = items.length < PAGE;
+    renderList();
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 401)) toast(t("requestFailed", { reason: err.message }));
+  }
+}
+
+function renderList() {
+  const ul = clear($("conversations"));
+  if (!state.list.items.length) {
+    ul.append(h("li", { class: "empty-list" }, t(state.list.q ? "noMatches" : "noConversations")));
+    return;
+  }
+  for (const item of state.list.items) ul.append(listItem(item));
+}
+
+function listItem(item) {
+  const title = item.title || item.sessionId;
+  const active = item.sessionId === state.sessionId;
+  const open = h("button", { type: "button", class: "conv-open", "aria-current": active ? "page" : null },
+    h("span", { class: "conv-title" }, title),
+    h("span", { class: "conv-meta" }, h("span", { class: `dot status-${item.status}`, "aria-hidden": "true" }),
+      `${t(`status_${item.status}`)} · ${formatTime(item.updatedAt)}`));
+  open.addEventListener("click", () => openConversation(item.sessionId, true));
+  const rename = h("button", { type: "button", class: "icon", "aria-label": t("renameOf", { title }), title: t("rename") }, icon("edit"));
+  rename.addEventListener("click", () => startRename(li, item));
+  const archiveLabel = state.list.archived ? t("unarchiveOf", { title }) : t("archiveOf", { title });
+  const archive = h("button", { type: "button", class: "icon", "aria-label": archiveLabel, title: archiveLabel }, icon(state.list.archived ? "unarchive" : "archive"));
+  archive.addEventListener("click", () => setArchived(item, !state.list.archived));
+  const li = h("li", { class: active ? "conv active" : "conv", dataset: { id: item.sessionId } }, open, h("div", { class: "conv-actions" }, rename, archive));
+  return li;
+}
+
+function startRename(li, item) {
+  const id = `rename-${item.sessionId}`;
+  const input = h("input", { id, type: "text", value: item.title || "", maxlength: "200" });
+  const save = h("button", { type: "submit", class: "primary small" }, t("save"));
+  const cancel = h("button", { type: "button", class: "ghost small" }, t("cancel"));
+  const form = h("form", { class: "rename", novalidate: true }, h("label", { for: id, class: "sr-only" }, t("renameLabel")), input, save, cancel);
+  cancel.addEventListener("click", () => renderList());
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") renderList();
+  });
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const title = input.value.trim();
+    if (!title) return;
+    try {
+      const data = await api(`/api/agent/sessions/${encodeURIComponent(item.sessionId)}`, { method: "PATCH", body: { title } });
+      item.title = (data && data.title) || title;
+      if (item.sessionId === state.sessionId) setTitle(item.title);
+      renderList();
+      focusItem(item.sessionId);
+    } catch (err) {
+      toast(err.status === 405 || err.status === 404 ? t("notSupported", { status: err.status }) : t("requestFailed", { reason: err.message }));
+    }
+  });
+  clear(li).append(form);
+  input.focus();
+  input.select();
+}
+
+async function setArchived(item, archived) {
+  try {
+    await api(`/api/agent/sessions/${encodeURIComponent(item.sessionId)}`, { method: "PATCH", body: { archived } });
+    state.list.items = state.list.items.filter((i) => i.sessionId !== item.sessionId);
+    renderList();
+    $("search-input").focus();
+  } catch (err) {
+    toast(err.status === 405 || err.status === 404 ? t("notSupported", { status: err.status }) : t("requestFailed", { reason: err.message }));
+  }
+}
+
+function focusItem(id) {
+  const button = document.querySelector(`#conversations li[data-id="${CSS.escape(id)}"] .conv-open`);
+  button?.focus();
+}
+
+function markActive() {
+  for (const li of document.querySelectorAll("#conversations li.conv")) {
+    const active = li.dataset.id === state.sessionId;
+    li.classList.toggle("active", active);
+    const button = li.querySelector(".conv-open");
+    if (active) button.setAttribute("aria-current", "page");
+    else button.removeAttribute("aria-current");
+  }
+}
+
+// ---- one conversation -----------------------------------------------------------------------------
+
+function stopFollowing() {
+  if (state.abort) state.abort.abort();
+  state.abort = null;
+}
+
+function setTitle(title) {
+  state.title = title;
+  $("chat-title").textContent = title || t("newChat");
+  document.title = title ? `${title} · tether` : "tether";
+}
+
+function newChat(push) {
+  stopFollowing();
+  state.sessionId = null;
+  state.conversation = null;
+  setUrl(null, push);
+  setTitle("");
+  const messages = clear($("messages"));
+  messages.append(h("div", { class: "empty", id: "empty" }, h("h2", {}, t("emptyTitle")), h("p", {}, t("emptyHint"))));
+  onStatus(null);
+  markActive();
+  $("composer-input").focus();
+}
+
+function context(sessionId) {
+  return {
+    sessionId,
+    post: (path, body) => api(path, { method: "POST", body }),
+    get: (path) => api(path),
+    onStatus,
+    onLoginExpired: (live, ts) => {
+      const at = (profile() || {}).at || 0;
+      if (live || ts * 1000 > at) expired(t("loginExpiredEvent")); // not when the user logged in since
+    },
+    onLink: wireLink,
+    resend: (text) => {
+      if (text) send(text);
+    },
+  };
+}
+
+async function openConversation(id, push) {
+  stopFollowing();
+  state.sessionId = id;
+  setUrl(id, push);
+  markActive();
+  const conversation = new Conversation($("messages"), context(id));
+  state.conversation = conversation;
+  let data;
+  try {
+    data = await api(`/api/agent/sessions/${encodeURIComponent(id)}/runtime`);
+  } catch (err) {
+    if (state.conversation !== conversation) return;
+    if (err.status === 404) {
+      setTitle("");
+      clear($("messages")).append(h("div", { class: "empty" }, h("p", {}, t("notFound"))));
+    } else if (err.status !== 401) {
+      toast(t("requestFailed", { reason: err.message }));
+    }
+    return;
+  }
+  if (state.conversation !== conversation) return; // another one was opened meanwhile
+  setTitle(data.session.title);
+  for (const event of data.events) conversation.handle(event, false);
+  conversation.settle(data.session);
+  follow(conversation, id);
+  conversation.reconcileOps();
+}
+
+function follow(conversation, id) {
+  const abort = new AbortController();
+  state.abort = abort;
+  followEvents(id, conversation.lastSeq, {
+    signal: abort.signal,
+    onEvent: (event) => {
+      if (state.conversation !== conversation) return;
+      conversation.handle(event, true);
+      if (event.type === "TURN_FINISHED" || event.type === "SESSION_STARTED") refreshItem(id);
+    },
+    onState: (what) => {
+      if (what === "retry") announce(t("networkRetry"));
+    },
+    onEnd: () => {},
+  });
+}
+
+async function refreshItem(id) {
+  const item = state.list.items.find((i) => i.sessionId === id);
+  if (!item) {
+    loadList(true);
+    return;
+  }
+  try {
+    const s = await api(`/api/agent/sessions/${encodeURIComponent(id)}`);
+    item.status = s.status;
+    item.title = s.title;
+    item.updatedAt = s.updatedAt;
+    renderList();
+  } catch {
+    /* the list stays as it was */
+  }
+}
+
+function onStatus(status) {
+  state.status = status;
+  const pill = $("chat-status");
+  pill.hidden = !status;
+  pill.textContent = status ? t(`status_${status}`) : "";
+  pill.dataset.status = status || "";
+  const stoppable = status === "RUNNING" || status === "WAITING_ASYNC_CALLBACK" || status === "WAITING_CONFIRMATION" || status === "WAITING_USER_INPUT";
+  $("stop").hidden = !stoppable;
+  const blocked = status === "RUNNING" || status === "WAITING_ASYNC_CALLBACK" || status === "WAITING_CONFIRMATION";
+  $("send").disabled = blocked;
+  $("composer-input").setAttribute("aria-busy", status === "RUNNING" ? "true" : "false");
+}
+
+async function send(text) {
+  const input = $("composer-input");
+  const message = (text ?? input.value).trim();
+  if (!message || !token()) return;
+  if (state.status === "RUNNING" || state.status === "WAITING_ASYNC_CALLBACK" || state.status === "WAITING_CONFIRMATION") return;
+  $("send").disabled = true;
+  try {
+    if (!state.sessionId) {
+      const s = await api("/api/agent/sessions?wait=false", { method: "POST", body: { message } });
+      if (text === undefined) input.value = "";
+      await openConversation(s.sessionId, true);
+      loadList(true);
+    } else {
+      const id = state.sessionId;
+      await api(`/api/agent/sessions/${encodeURIComponent(id)}/messages?wait=false`, { method: "POST", body: { message } });
+      if (text === undefined) input.value = "";
+      onStatus("RUNNING");
+    }
+    announce(t("answering"));
+  } catch (err) {
+    if (err.status !== 401) toast(t("requestFailed", { reason: err.message }));
+    onStatus(state.status);
+  }
+}
+
+async function stop() {
+  if (!state.sessionId) return;
+  $("stop").disabled = true;
+  try {
+    await api(`/api/agent/sessions/${encodeURIComponent(state.sessionId)}/cancel`, { method: "POST" });
+  } catch (err) {
+    if (err.status !== 409 && err.status !== 401) toast(t("requestFailed", { reason: err.message }));
+  } finally {
+    $("stop").disabled = false;
+    $("composer-input").focus(); // the stop button goes away with the turn
+  }
+}
+
+// ---- report links: fetched with the token, opened as a blob -------------------------------------
+
+const REPORT = /^\/api\/reports\/[\w.-]+\.html$/;
+
+function wireLink(a, url) {
+  if (url.origin !== window.location.origin || !REPORT.test(url.pathname)) return;
+  a.dataset.report = url.pathname;
+  a.addEventListener("click", (e) => {
+    e.preventDefault();
+    openReport(url.pathname, a);
+  });
+}
+
+const REPORT_CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`;
+
+async function openReport(path, anchor) {
+  const win = window.open("about:blank", "_blank");
+  try {
+    const html = await fetchBlob(path);
+    const safe = /<head[^>]*>/i.test(html) ? html.replace(/<head[^>]*>/i, (m) => m + REPORT_CSP) : REPORT_CSP + html;
+    const href = URL.createObjectURL(new Blob([safe], { type: "text/html" }));
+    if (win) {
+      win.opener = null;
+      win.location.href = href;
+    } else {
+      const link = h("a", { href, target: "_blank", rel: "noopener" }, t("openReport"));
+      anchor.after(h("span", { class: "note" }, t("reportBlocked"), link));
+    }
+  } catch (err) {
+    win?.close();
+    toast(t("reportFailed", { reason: err.message }));
+  }
+}
+
+// ---- login ----------------------------------------------------------------------------------------
+
+function expired(text) {
+  state.expired = true;
+  $("banner-text").textContent = text;
+  $("banner").hidden = false;
+}
+
+function openLogin() {
+  const dialog = $("login");
+  $("login-error").textContent = "";
+  if (!dialog.open) dialog.showModal();
+  const tokenTab = $("tab-token").getAttribute("aria-selected") === "true";
+  (tokenTab ? $("login-token") : $("login-user")).focus();
+}
+
+function selectTab(which) {
+  const erp = which === "erp";
+  $("tab-erp").setAttribute("aria-selected", String(erp));
+  $("tab-token").setAttribute("aria-selected", String(!erp));
+  $("tab-erp").tabIndex = erp ? 0 : -1;
+  $("tab-token").tabIndex = erp ? -1 : 0;
+  $("pane-erp").hidden = !erp;
+  $("pane-token").hidden = erp;
+}
+
+function wireLogin() {
+  $("tab-erp").addEventListener("click", () => selectTab("erp"));
+  $("tab-token").addEventListener("click", () => selectTab("token"));
+  for (const tab of [$("tab-erp"), $("tab-token")]) {
+    tab.addEventListener("keydown", (e) => {
+      if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+      const next = tab.id === "tab-erp" ? "token" : "erp";
+      selectTab(next);
+      $(`tab-${next}`).focus();
+    });
+  }
+  $("login").addEventListener("cancel", (e) => {
+    if (!token()) e.preventDefault(); // nothing to go back to
+  });
+  $("login-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const error = $("login-error");
+    error.textContent = "";
+    const erp = $("tab-erp").getAttribute("aria-selected") === "true";
+    $("login-submit").disabled = true;
+    try {
+      if (erp) await loginErp();
+      else await loginToken();
+      $("login-pass").value = "";
+      $("login").close();
+      loggedIn();
+    } catch (err) {
+      error.textContent = err.message;
+    } finally {
+      $("login-submit").disabled = false;
+    }
+  });
+}
+
+async function loginErp() {
+  const username = $("login-user").value.trim();
+  const password = $("login-pass").value;
+  if (!username || !password) throw new Error(t("loginMissing"));
+  let data;
+  try {
+    data = await api("/api/auth/login", { method: "POST", body: { username, password }, bearer: null, quiet401: true });
+  } catch (err) {
+    if (err.status === 404) throw new Error(t("loginNoErp"));
+    throw new Error(t("loginFailed", { reason: err.message }));
+  }
+  const user = data.user || {};
+  saveLogin(data.token, { name: user.name || user.username || username, provider: "erp" });
+}
+
+async function loginToken() {
+  const value = $("login-token").value.trim();
+  if (!value) throw new Error(t("loginMissingToken"));
+  try {
+    await api("/api/agent/sessions?limit=1", { bearer: value, quiet401: true });
+  } catch (err) {
+    throw new Error(err.status === 401 ? t("loginWrongToken") : t("loginFailed", { reason: err.message }));
+  }
+  let name = value;
+  try {
+    const me = await api("/api/auth/me", { bearer: value, quiet401: true });
+    name = (me.profile && me.profile.name) || me.userId || value;
+  } catch {
+    /* no /api/auth/me on this server: show the token's name */
+  }
+  saveLogin(value, { name, provider: "dev" });
+}
+
+function loggedIn() {
+  const reattach = state.expired;
+  state.expired = false;
+  $("banner").hidden = true;
+  showWho();
+  loadList(true);
+  if (reattach && state.sessionId) openConversation(state.sessionId, false); // the same conversation, new token
+  else if (!reattach) start();
+}
+
+async function logout() {
+  try {
+    await api("/api/auth/logout", { method: "POST", quiet401: true });
+  } catch {
+    /* not an ERP login, or already expired */
+  }
+  stopFollowing();
+  forgetLogin();
+  state.list.items = [];
+  renderList();
+  newChat(false);
+  $("who").textContent = "";
+  openLogin();
+}
+
+// ---- messages to the user -------------------------------------------------------------------------
+
+function toast(text) {
+  const el = h("div", { class: "toast", role: "alert" });
+  el.textContent = text;
+  document.body.append(el);
+  window.setTimeout(() => el.remove(), 5000);
+}
+
+boot();

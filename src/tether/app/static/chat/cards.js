@@ -1,0 +1,544 @@
+// Cards for what a turn hands to a person, to the event contract of the governed-writes issue:
+// QUESTION (option chips + free text), FORM_COLLECT (a form from the ERP field metadata, 422
+// problems shown per field), WRITE_PROPOSAL (before -> after, confirm / cancel through /api/ops),
+// OP_RESULT (processing / pending / done / failed + retry), LINK, and the compiled workflow panel.
+
+import { h, clear, uid, safeUrl, announce, icon } from "./dom.js";
+import { t } from "./i18n.js";
+
+// A field problem in the UI's language when its code is known (the server's message otherwise).
+function problemText(problem, field) {
+  const type = field && field.type;
+  const key = problem.code === "type" && (type === "integer" || type === "number") ? `problem_type_${type}` : `problem_${problem.code}`;
+  const text = t(key);
+  return text === key ? problem.message || problem.code || "invalid" : text;
+}
+
+function failure(error) {
+  return (error && error.body && error.body.error) || (error && error.message) || String(error);
+}
+
+function cardShell(kind, title, interactionId) {
+  const id = uid(kind);
+  const heading = h("h3", { id, class: "card-title" }, title);
+  const el = h("section", { class: `card ${kind}`, "aria-labelledby": id, dataset: { interaction: interactionId || "" } }, heading);
+  return { el, heading };
+}
+
+// ---- QUESTION -------------------------------------------------------------------------------------
+
+export function questionCard(data, ctx) {
+  const payload = data.payload || {};
+  const { el } = cardShell("question", t("question"), data.interactionId);
+  const text = h("p", { class: "question-text" });
+  text.textContent = payload.question || "";
+  el.append(text);
+  const controls = [];
+  const error = h("p", { class: "field-error", role: "alert" });
+  const status = h("p", { class: "card-status" });
+  const options = Array.isArray(payload.options) ? payload.options : [];
+  if (options.length) {
+    const group = h("div", { class: "chips", role: "group", "aria-label": payload.question || t("question") });
+    for (const option of options) {
+      const chip = h("button", { type: "button", class: "chip" });
+      chip.textContent = String(option);
+      chip.addEventListener("click", () => submit(String(option)));
+      controls.push(chip);
+      group.append(chip);
+    }
+    el.append(group);
+  }
+  if (payload.allowFreeText !== false || !options.length) {
+    const inputId = uid("free");
+    const input = h("input", { id: inputId, type: "text", autocomplete: "off" });
+    const send = h("button", { type: "submit", class: "primary small" }, t("submit"));
+    const form = h("form", { class: "free-text", novalidate: true },
+      h("label", { for: inputId, class: "sr-only" }, t("freeText")), input, send);
+    input.placeholder = t("freeText");
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      submit(input.value);
+    });
+    controls.push(input, send);
+    el.append(form);
+  }
+  el.append(error, status);
+  const setDisabled = (value) => controls.forEach((c) => { c.disabled = value; });
+
+  async function submit(answer) {
+    error.textContent = "";
+    setDisabled(true);
+    try {
+      await ctx.post(`/api/agent/sessions/${encodeURIComponent(ctx.sessionId)}/interactions/${encodeURIComponent(data.interactionId)}`, { answer });
+    } catch (err) {
+      const problems = (err.body && err.body.problems) || [];
+      error.textContent = problems.length ? problems.map(problemText).join("; ") : failure(err);
+      if (err.status !== 409) setDisabled(false);
+    }
+  }
+
+  return {
+    el,
+    answered(result) {
+      setDisabled(true);
+      el.classList.add("done");
+      const answer = result.answer ?? JSON.stringify(result.values ?? result);
+      status.textContent = t("answered", { answer });
+    },
+    close() {
+      setDisabled(true);
+      el.classList.add("done");
+    },
+  };
+}
+
+// ---- FORM_COLLECT ---------------------------------------------------------------------------------
+
+function control(field, value, name) {
+  const type = field.type || "text";
+  const attrs = { name, "aria-required": field.required ? "true" : null, readonly: field.readOnly ? true : null };
+  let input;
+  if (type === "textarea") {
+    input = h("textarea", { ...attrs, rows: "3", maxlength: field.maxLength || null });
+  } else if (type === "select") {
+    input = h("select", { ...attrs, disabled: field.readOnly || null });
+    input.append(h("option", { value: "" }, t("choose")));
+    for (const option of field.options || []) {
+      const o = h("option", { value: String(option.value) });
+      o.textContent = option.label ?? String(option.value);
+      input.append(o);
+    }
+  } else if (type === "bool") {
+    input = h("input", { ...attrs, type: "checkbox", disabled: field.readOnly || null });
+  } else {
+    const html = { number: "number", integer: "number", date: "date" }[type] || "text";
+    input = h("input", {
+      ...attrs,
+      type: html,
+      step: type === "integer" ? "1" : type === "number" ? "any" : null,
+      inputmode: type === "integer" ? "numeric" : type === "number" ? "decimal" : null,
+      maxlength: field.maxLength || null,
+      autocomplete: "off",
+      placeholder: type === "ref" ? t("refPlaceholder") : null,
+    });
+  }
+  if (value !== undefined && value !== null) {
+    if (type === "bool") input.checked = Boolean(value);
+    else input.value = String(value);
+  }
+  return input;
+}
+
+function readValue(field, input) {
+  const type = field.type || "text";
+  if (type === "bool") return input.checked;
+  const raw = input.value;
+  if (raw === "") return undefined;
+  if (type === "number" || type === "integer") {
+    const n = Number(raw);
+    return Number.isFinite(n) ? n : raw;
+  }
+  return raw;
+}
+
+function fieldBlock(field, value, name) {
+  const id = uid("f");
+  const errId = `${id}-err`;
+  const input = control(field, value, name);
+  input.id = id;
+  input.setAttribute("aria-describedby", errId);
+  const label = h("label", { for: id }, field.label || field.column);
+  if (field.required) label.append(h("span", { class: "req", "aria-hidden": "true" }, " *"), h("span", { class: "sr-only" }, ` (${t("required")})`));
+  const err = h("p", { class: "field-error", id: errId });
+  const wrap = h("div", { class: `field type-${field.type || "text"}`, dataset: { field: name } }, label, input, err);
+  return { wrap, input, err, field };
+}
+
+export function formCard(data, ctx) {
+  const payload = data.payload || {};
+  const { el } = cardShell("form-card", payload.formName || t("form"), data.interactionId);
+  const prefill = payload.prefill || {};
+  const form = h("form", { class: "erp-form", novalidate: true });
+  const controls = new Map();
+  const grid = h("div", { class: "fields" });
+  for (const field of payload.fields || []) {
+    if (!field.column) continue;
+    const value = prefill[field.column] ?? field.default;
+    const block = fieldBlock(field, value, field.column);
+    controls.set(field.column, block);
+    grid.append(block.wrap);
+  }
+  form.append(grid);
+  const detailFields = (payload.detail && payload.detail.fields) || null;
+  const lines = [];
+  let linesBody = null;
+  const addLine = (values = {}) => {
+    const n = lines.length;
+    const tr = h("tr", { dataset: { line: String(n) } }, h("th", { scope: "row" }, String(n + 1)));
+    const line = new Map();
+    for (const field of detailFields) {
+      const block = fieldBlock(field, values[field.column] ?? field.default, `details.${n}.${field.column}`);
+      block.wrap.querySelector("label").classList.add("sr-only");
+      block.wrap.querySelector("label").append(` (${t("lineNo")} ${n + 1})`);
+      line.set(field.column, block);
+      tr.append(h("td", {}, block.wrap));
+    }
+    const remove = h("button", { type: "button", class: "ghost small", "aria-label": `${t("removeLine")} ${n + 1}` }, "×");
+    remove.addEventListener("click", () => {
+      tr.remove();
+      lines[n] = null;
+    });
+    tr.append(h("td", {}, remove));
+    lines.push(line);
+    linesBody.append(tr);
+  };
+  if (detailFields) {
+    linesBody = h("tbody");
+    const head = h("tr", {}, h("th", { scope: "col" }, "#"), detailFields.map((f) => {
+      const th = h("th", { scope: "col" }, f.label || f.column);
+      if (f.required) th.append(h("span", { class: "req", "aria-hidden": "true" }, " *"));
+      return th;
+    }), h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("removeLine"))));
+    const add = h("button", { type: "button", class: "ghost small" }, `+ ${t("addLine")}`);
+    add.addEventListener("click", () => addLine());
+    form.append(h("fieldset", { class: "lines" }, h("legend", {}, t("lines")),
+      h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), linesBody)), add));
+    const initial = Array.isArray(prefill.details) && prefill.details.length ? prefill.details : [{}];
+    initial.forEach((values) => addLine(values));
+  }
+  const general = h("p", { class: "field-error", role: "alert" });
+  const submitButton = h("button", { type: "submit", class: "primary" }, t("submit"));
+  const status = h("p", { class: "card-status" });
+  form.append(general, h("div", { class: "card-actions" }, submitButton), status);
+  el.append(form);
+
+  const all = () => [...controls.values(), ...lines.filter(Boolean).flatMap((l) => [...l.values()])];
+  const setDisabled = (value) => {
+    submitButton.disabled = value;
+    for (const c of all()) c.input.disabled = value || (c.field.readOnly && c.input.tagName !== "INPUT") || (c.field.readOnly && c.input.type === "checkbox");
+    for (const b of form.querySelectorAll("button")) b.disabled = value;
+  };
+  const clearProblems = () => {
+    general.textContent = "";
+    for (const c of all()) {
+      c.err.textContent = "";
+      c.input.removeAttribute("aria-invalid");
+      c.wrap.classList.remove("invalid");
+    }
+  };
+  const collect = () => {
+    const values = {};
+    for (const [column, c] of controls) {
+      if (c.field.readOnly) continue;
+      const v = readValue(c.field, c.input);
+      if (v !== undefined) values[column] = v;
+    }
+    if (detailFields) {
+      values.details = lines.filter(Boolean).map((line) => {
+        const out = {};
+        for (const [column, c] of line) {
+          if (c.field.readOnly) continue;
+          const v = readValue(c.field, c.input);
+          if (v !== undefined) out[column] = v;
+        }
+        return out;
+      });
+    }
+    return values;
+  };
+  const show = (problems) => {
+    let first = null;
+    const rest = [];
+    for (const p of problems) {
+      const target = findControl(p.field);
+      if (target) {
+        target.err.textContent = problemText(p, target.field);
+        target.input.setAttribute("aria-invalid", "true");
+        target.wrap.classList.add("invalid");
+        first = first || target.input;
+      } else rest.push(problemText(p));
+    }
+    general.textContent = [t("formProblems", { n: problems.length }), ...rest].join(" ");
+    first?.focus();
+  };
+  const findControl = (name) => {
+    if (controls.has(name)) return controls.get(name);
+    const m = /^details\.(\d+)\.(.+)$/.exec(name || "");
+    if (!m) return null;
+    const live = lines.filter(Boolean);
+    return (live[Number(m[1])] && live[Number(m[1])].get(m[2])) || null;
+  };
+
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    clearProblems();
+    setDisabled(true);
+    try {
+      await ctx.post(`/api/agent/sessions/${encodeURIComponent(ctx.sessionId)}/interactions/${encodeURIComponent(data.interactionId)}`, { values: collect() });
+      status.textContent = t("formSubmitted");
+    } catch (err) {
+      setDisabled(false);
+      const problems = (err.body && err.body.problems) || [];
+      if (err.status === 422 && problems.length) show(problems);
+      else general.textContent = failure(err);
+      if (err.status === 409) setDisabled(true);
+    }
+  });
+
+  return {
+    el,
+    answered() {
+      setDisabled(true);
+      el.classList.add("done");
+      status.textContent = t("formSubmitted");
+    },
+    close() {
+      setDisabled(true);
+      el.classList.add("done");
+    },
+  };
+}
+
+// ---- op status (WRITE_PROPOSAL, OP_RESULT) --------------------------------------------------------
+
+const STATE_OF = { confirmed: "processing", executing: "processing", executed: "done", failed: "failed", cancelled: "cancelled", expired: "expired" };
+
+function opState(data) {
+  return data.state || STATE_OF[data.status] || null;
+}
+
+function opLink(href, label, ctx, cls = "") {
+  const url = safeUrl(href);
+  if (!url) return null;
+  const a = h("a", { href: url.href, target: "_blank", rel: "noopener noreferrer", class: cls });
+  a.textContent = label;
+  ctx.onLink?.(a, url);
+  return a;
+}
+
+function opStatus(opId, ctx) {
+  const el = h("div", { class: "op-status", "aria-live": "polite", dataset: { op: opId } });
+  const view = {
+    el,
+    final: false,
+    state: null,
+    update(data) {
+      const state = opState(data);
+      view.state = state;
+      view.status = data.status;
+      el.dataset.state = state || "";
+      clear(el);
+      if (!state || state === "draft") return; // not confirmed yet: the proposal's buttons are the state
+      view.final = state === "done" || state === "cancelled" || state === "expired";
+      const message = data.message || data.error;
+      if (state === "processing") {
+        el.append(h("span", { class: "spinner", "aria-hidden": "true" }), h("strong", {}, t("opProcessing")));
+      } else if (state === "pending") {
+        el.append(h("span", { class: "badge pending" }, icon("clock")), h("strong", {}, t("opPending")));
+        const a = opLink(data.link, t("goErp"), ctx, "button-link");
+        if (a) el.append(a);
+      } else if (state === "done") {
+        el.append(h("span", { class: "badge ok" }, icon("check")), h("strong", {}, t("opDone")));
+        if (data.billNo) el.append(h("span", { class: "bill" }, t("billNo", { no: data.billNo })));
+        const a = opLink(data.link, t("view"), ctx, "button-link");
+        if (a) el.append(a);
+      } else if (state === "failed") {
+        el.append(h("span", { class: "badge bad" }, icon("cross")), h("strong", {}, t("opFailed")));
+        const retry = h("button", { type: "button", class: "small" }, t("retry"));
+        retry.addEventListener("click", async () => {
+          retry.disabled = true;
+          try {
+            view.update(await ctx.post(`/api/ops/${encodeURIComponent(opId)}/confirm`, {}));
+          } catch (err) {
+            retry.disabled = false;
+            el.append(h("span", { class: "field-error" }, failure(err)));
+          }
+        });
+        el.append(retry);
+      } else if (state === "cancelled") {
+        el.append(h("strong", {}, t("opCancelled")));
+      } else if (state === "expired") {
+        el.append(h("strong", {}, t("opExpired")));
+      }
+      if (message) {
+        const m = h("span", { class: state === "failed" ? "op-message error" : "op-message" });
+        m.textContent = message;
+        el.append(m);
+      }
+      announce(el.textContent);
+    },
+  };
+  return view;
+}
+
+function diffTable(rows) {
+  const body = h("tbody");
+  for (const row of rows || []) {
+    const changed = JSON.stringify(row.before) !== JSON.stringify(row.after);
+    const cell = (v) => {
+      const td = h("td");
+      td.textContent = v === null || v === undefined || v === "" ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v);
+      return td;
+    };
+    const name = h("th", { scope: "row" });
+    name.textContent = row.label || row.field;
+    body.append(h("tr", { class: changed ? "changed" : "" }, name, cell(row.before), cell(row.after)));
+  }
+  return h("div", { class: "table-wrap" }, h("table", { class: "diff" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("field")), h("th", { scope: "col" }, t("before")), h("th", { scope: "col" }, t("after")))),
+    body));
+}
+
+export function proposalCard(data, ctx) {
+  const p = data.payload || {};
+  const opName = t(`op_${p.op}`) === `op_${p.op}` ? p.op || "" : t(`op_${p.op}`);
+  const { el } = cardShell("proposal", `${t("proposal")} · ${t("proposalOp", { form: p.formName || p.formId || "", op: opName })}`, data.interactionId);
+  el.dataset.op = p.opId || "";
+  if (p.summary) {
+    const s = h("p", { class: "summary" });
+    s.textContent = p.summary;
+    el.append(s);
+  }
+  if (p.diff && p.diff.length) el.append(diffTable(p.diff));
+  for (const line of p.lines || []) {
+    const change = t(`change_${line.change}`) === `change_${line.change}` ? line.change : t(`change_${line.change}`);
+    el.append(h("div", { class: "line-diff", dataset: { change: line.change || "" } },
+      h("h4", {}, `${t("lineNo")} ${line.lineNo} · ${change}`), diffTable(line.fields)));
+  }
+  const meta = h("p", { class: "meta" });
+  meta.textContent = [p.expiresAt ? t("expires", { time: formatTime(p.expiresAt) }) : "", p.auto ? t("autoExec") : ""].filter(Boolean).join(" · ");
+  if (meta.textContent) el.append(meta);
+  const confirm = h("button", { type: "button", class: "primary" }, t("confirm"));
+  const reject = h("button", { type: "button", class: "ghost" }, t("reject"));
+  const error = h("p", { class: "field-error", role: "alert" });
+  const status = opStatus(p.opId, ctx);
+  el.append(h("div", { class: "card-actions" }, confirm, reject), error, status.el);
+  const lock = () => { confirm.disabled = true; reject.disabled = true; };
+  const act = async (what) => {
+    lock();
+    error.textContent = "";
+    try {
+      status.update(await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, {}));
+    } catch (err) {
+      error.textContent = failure(err);
+      if (!err.status || err.status >= 500) { confirm.disabled = false; reject.disabled = false; }
+    }
+  };
+  confirm.addEventListener("click", () => act("confirm"));
+  reject.addEventListener("click", () => act("cancel"));
+  return {
+    el,
+    opId: p.opId,
+    get final() { return status.final; },
+    update(op) {
+      if (op.status && op.status !== "draft") lock();
+      status.update(op);
+    },
+    answered(result) {
+      lock();
+      if (result && (result.state || result.status)) status.update({ opId: p.opId, ...result });
+    },
+    close() { lock(); },
+  };
+}
+
+export function opCard(data, ctx) {
+  const view = opStatus(data.opId, ctx);
+  const { el } = cardShell("op-card", `${t("proposal")} ${data.opId || ""}`.trim());
+  el.append(view.el);
+  view.update(data);
+  return { el, get final() { return view.final; }, update: (op) => view.update(op) };
+}
+
+export function linkCard(data, ctx) {
+  const label = data.label || (data.state === "pending" ? t("goErp") : data.state === "done" ? t("view") : data.url);
+  const a = opLink(data.url, label, ctx);
+  if (!a) return null;
+  return h("div", { class: "card link-card" }, h("span", { class: "link-icon" }, icon("link")), a);
+}
+
+// ---- the compiled workflow ------------------------------------------------------------------------
+
+function paramInput(name, value) {
+  const id = uid("p");
+  let input;
+  if (typeof value === "boolean") {
+    input = h("input", { id, type: "checkbox", checked: value });
+  } else if (typeof value === "number") {
+    input = h("input", { id, type: "number", step: "any", value: String(value) });
+  } else if (typeof value === "string") {
+    input = h("input", { id, type: "text", value });
+  } else {
+    input = h("input", { id, type: "text", class: "json", value: JSON.stringify(value) });
+  }
+  const label = h("label", { for: id });
+  label.textContent = name;
+  return { wrap: h("div", { class: "field" }, label, input), read: () => {
+    if (typeof value === "boolean") return input.checked;
+    if (typeof value === "number") return Number(input.value);
+    if (typeof value === "string") return input.value;
+    return JSON.parse(input.value);
+  } };
+}
+
+export function workflowPanel(dslId, ctx) {
+  const summary = h("summary", {}, `${t("workflow")} · `, h("code", {}, dslId));
+  const body = h("div", { class: "workflow-body" }, t("workflowLoad"));
+  const details = h("details", { class: "card workflow", dataset: { dsl: dslId } }, summary, body);
+  let loaded = false;
+  details.addEventListener("toggle", async () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    try {
+      const dsl = await ctx.get(`/api/agent/dsl/${encodeURIComponent(dslId)}`);
+      clear(body);
+      const inputs = Object.entries(dsl.params || {}).map(([name, value]) => [name, value, paramInput(name, value)]);
+      const steps = h("ol", { class: "steps" }, (dsl.steps || []).map((s) => h("li", {}, h("code", {}, s.stepId), " ", s.toolId)));
+      const run = h("button", { type: "button", class: "primary small" }, t("replay"));
+      const results = h("div", { class: "results", "aria-live": "polite" });
+      body.append(h("h4", {}, t("workflowParams")), h("div", { class: "fields" }, inputs.map((i) => i[2].wrap)),
+        h("h4", {}, t("workflowSteps")), steps, h("div", { class: "card-actions" }, run), results);
+      run.addEventListener("click", async () => {
+        clear(results).append(t("replaying"));
+        run.disabled = true;
+        try {
+          const overrides = {};
+          for (const [name, value, input] of inputs) {
+            const v = input.read();
+            if (JSON.stringify(v) !== JSON.stringify(value)) overrides[name] = v;
+          }
+          const out = await ctx.post(`/api/agent/dsl/${encodeURIComponent(dslId)}/execute`, overrides);
+          clear(results).append(replayTable(out));
+        } catch (err) {
+          clear(results).append(h("p", { class: "field-error" }, failure(err)));
+        } finally {
+          run.disabled = false;
+        }
+      });
+    } catch (err) {
+      clear(body).append(h("p", { class: "field-error" }, failure(err)));
+      loaded = false;
+    }
+  });
+  return details;
+}
+
+function replayTable(out) {
+  const rows = (out.steps || []).map((s) => {
+    const pre = h("pre");
+    const text = JSON.stringify(s.output);
+    pre.textContent = text && text.length > 300 ? `${text.slice(0, 299)}…` : text;
+    return h("tr", { dataset: { status: s.status } }, h("td", {}, s.stepId), h("td", {}, s.toolId), h("td", {}, s.status), h("td", {}, pre));
+  });
+  const head = h("p", { class: "replay-status", dataset: { status: out.status } }, t("replayDone", { status: out.status }));
+  if (out.error) head.append(` — ${out.error}`);
+  return h("div", {}, head, h("div", { class: "table-wrap" }, h("table", {},
+    h("thead", {}, h("tr", {}, [t("step"), "tool", "status", t("result")].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, rows))));
+}
+
+export function formatTime(value) {
+  const d = new Date(typeof value === "number" ? value * 1000 : value);
+  if (Number.isNaN(d.getTime())) return String(value);
+  return d.toLocaleString(document.documentElement.lang === "en" ? "en" : "zh-CN", { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false });
+}

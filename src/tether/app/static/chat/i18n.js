@@ -1,0 +1,120 @@
+// UI text in Chinese (the default) and English. t(key, vars) fills {name} placeholders.
+
+const STRINGS = {
+  zh: {
+    skipToInput: "跳到输入框", conversations: "会话", newChat: "新建会话", searchLabel: "按标题搜索会话",
+    searchPlaceholder: "搜索会话标题", recent: "最近会话", archivedList: "已归档会话", showArchived: "已归档",
+    loadMore: "加载更多", logout: "退出登录", stop: "停止", relogin: "重新登录", messages: "消息",
+    emptyTitle: "有什么可以帮您？",
+    emptyHint: "输入问题开始新的会话，例如“请分析最近30天贵金属规则调整相关的客服问题并生成报告”。",
+    inputLabel: "输入消息", inputPlaceholder: "输入消息，Enter 发送，Shift+Enter 换行", send: "发送",
+    loginTitle: "登录 tether", loginMethod: "登录方式", loginErp: "ERP 账号", loginToken: "开发令牌",
+    username: "用户名", password: "密码", token: "令牌", login: "登录",
+    loginFailed: "登录失败：{reason}", loginWrongToken: "令牌无效或已过期", loginNoErp: "此服务器未启用 ERP 登录",
+    loginMissing: "请填写用户名和密码", loginMissingToken: "请填写令牌",
+    sessionExpired: "登录已过期，请重新登录；当前会话会保留。",
+    loginExpiredEvent: "业务系统登录已过期。重新登录后，请重新发送您的请求。",
+    resend: "重新发送上一条", rename: "重命名", archive: "归档", renameLabel: "新标题",
+    renameOf: "重命名“{title}”", archiveOf: "归档“{title}”", unarchiveOf: "取消归档“{title}”", save: "保存", cancel: "取消",
+    noConversations: "暂无会话", noMatches: "没有匹配的会话", notSupported: "服务器暂不支持此操作（{status}）",
+    you: "我", assistant: "助手", copy: "复制", copied: "已复制", copyFailed: "复制失败",
+    tools: "工具调用（{n}）", toolRequested: "已请求", toolRunning: "执行中", toolDone: "成功", toolFailed: "失败",
+    toolWaiting: "等待回调", toolCancelled: "已取消", arguments: "参数", result: "结果", error: "错误",
+    duration: "{ms} 毫秒", skills: "技能：{names}",
+    status_RUNNING: "运行中", status_SUCCEEDED: "已完成", status_FAILED: "失败", status_CANCELLED: "已停止",
+    status_WAITING_ASYNC_CALLBACK: "等待外部任务", status_WAITING_USER_INPUT: "等待您的回答",
+    status_WAITING_CONFIRMATION: "等待确认",
+    stopped: "已停止此轮回答。", failed: "本轮失败：{reason}", thinking: "正在思考…",
+    answering: "正在回答", answerDone: "回答完成", notFound: "找不到这个会话（可能属于其他用户）。",
+    question: "需要您的回答", freeText: "或输入其他回答", submit: "提交", answered: "已回答：{answer}",
+    form: "请填写表单", required: "必填", addLine: "添加行", removeLine: "删除此行", lines: "明细",
+    lineNo: "行", formSubmitted: "表单已提交", formProblems: "表单有 {n} 处需要修改", yes: "是", no: "否",
+    choose: "请选择", refPlaceholder: "记录编号",
+    problem_required: "必填项", problem_max_length: "超过最大长度", problem_option: "不是可选的值",
+    problem_date: "日期格式应为 YYYY-MM-DD", problem_read_only: "只读字段，不能修改", problem_unknown: "不是此表单的字段",
+    problem_type_integer: "请输入整数", problem_type_number: "请输入数字",
+    proposal: "写入提案", proposalOp: "{form} · {op}", field: "字段", before: "修改前", after: "修改后",
+    confirm: "确认", reject: "取消", expires: "有效期至 {time}", autoExec: "确认后自动执行",
+    change_add: "新增", change_update: "修改", change_delete: "删除", op_create: "新建", op_update: "修改",
+    op_delete: "删除", op_examine: "审核", op_generate: "生成",
+    opProcessing: "处理中", opPending: "待处理", opDone: "已完成", opFailed: "失败", opCancelled: "已取消", opExpired: "已过期",
+    goErp: "去ERP操作", view: "查看", retry: "重试", billNo: "单号 {no}",
+    workflow: "可复用工作流", workflowLoad: "载入中…", workflowParams: "参数", workflowSteps: "步骤",
+    replay: "按新参数重新运行", replaying: "运行中…", replayDone: "运行完成：{status}", step: "步骤",
+    openReport: "打开报告", reportBlocked: "浏览器拦截了新窗口：", reportFailed: "无法打开报告：{reason}",
+    requestFailed: "请求失败：{reason}", networkRetry: "连接中断，正在重连…",
+    signedInAs: "{name}", lang: "English", langName: "中文",
+  },
+  en: {
+    skipToInput: "Skip to the message box", conversations: "Conversations", newChat: "New chat",
+    searchLabel: "Search conversations by title", searchPlaceholder: "Search titles", recent: "Recent",
+    archivedList: "Archived", showArchived: "Archived", loadMore: "Load more", logout: "Log out", stop: "Stop",
+    relogin: "Log in again", messages: "Messages", emptyTitle: "How can I help?",
+    emptyHint: "Ask a question to start a conversation.",
+    inputLabel: "Message", inputPlaceholder: "Message — Enter sends, Shift+Enter breaks the line", send: "Send",
+    loginTitle: "Log in to tether", loginMethod: "Login method", loginErp: "ERP account", loginToken: "Dev token",
+    username: "Username", password: "Password", token: "Token", login: "Log in",
+    loginFailed: "Login failed: {reason}", loginWrongToken: "Unknown or expired token",
+    loginNoErp: "This server has no ERP login", loginMissing: "Enter a username and a password",
+    loginMissingToken: "Enter a token",
+    sessionExpired: "Your login expired. Log in again; this conversation stays open.",
+    loginExpiredEvent: "The business system's login expired. Log in again, then send your request again.",
+    resend: "Send the last message again", rename: "Rename", archive: "Archive", renameLabel: "New title",
+    renameOf: "Rename “{title}”", archiveOf: "Archive “{title}”", unarchiveOf: "Unarchive “{title}”", save: "Save", cancel: "Cancel",
+    noConversations: "No conversations yet", noMatches: "No matching conversations",
+    notSupported: "The server does not support this yet ({status})",
+    you: "You", assistant: "Assistant", copy: "Copy", copied: "Copied", copyFailed: "Copy failed",
+    tools: "Tool calls ({n})", toolRequested: "requested", toolRunning: "running", toolDone: "succeeded",
+    toolFailed: "failed", toolWaiting: "waiting for callback", toolCancelled: "cancelled", arguments: "Arguments",
+    result: "Result", error: "Error", duration: "{ms} ms", skills: "Skills: {names}",
+    status_RUNNING: "Running", status_SUCCEEDED: "Done", status_FAILED: "Failed", status_CANCELLED: "Stopped",
+    status_WAITING_ASYNC_CALLBACK: "Waiting for a job", status_WAITING_USER_INPUT: "Waiting for your answer",
+    status_WAITING_CONFIRMATION: "Waiting for confirmation",
+    stopped: "This answer was stopped.", failed: "This turn failed: {reason}", thinking: "Thinking…",
+    answering: "Answering", answerDone: "Answer complete",
+    notFound: "This conversation was not found (it may belong to someone else).",
+    question: "Your answer is needed", freeText: "Or type another answer", submit: "Submit",
+    answered: "Answered: {answer}", form: "Please fill in the form", required: "required", addLine: "Add line",
+    removeLine: "Remove this line", lines: "Lines", lineNo: "Line", formSubmitted: "Form submitted",
+    formProblems: "{n} field(s) need a change", yes: "Yes", no: "No", choose: "Choose…", refPlaceholder: "Record id",
+    problem_required: "Required", problem_max_length: "Too long", problem_option: "Not one of the options",
+    problem_date: "Use a date YYYY-MM-DD", problem_read_only: "Read-only", problem_unknown: "Not a field of this form",
+    problem_type_integer: "Enter a whole number", problem_type_number: "Enter a number",
+    proposal: "Write proposal", proposalOp: "{form} · {op}", field: "Field", before: "Before", after: "After",
+    confirm: "Confirm", reject: "Cancel", expires: "Valid until {time}", autoExec: "Runs on confirmation",
+    change_add: "add", change_update: "update", change_delete: "delete", op_create: "create", op_update: "update",
+    op_delete: "delete", op_examine: "examine", op_generate: "generate",
+    opProcessing: "Processing", opPending: "Pending", opDone: "Done", opFailed: "Failed", opCancelled: "Cancelled", opExpired: "Expired",
+    goErp: "Open in the ERP", view: "View", retry: "Retry", billNo: "Bill {no}",
+    workflow: "Reusable workflow", workflowLoad: "Loading…", workflowParams: "Parameters", workflowSteps: "Steps",
+    replay: "Run again with these parameters", replaying: "Running…", replayDone: "Finished: {status}",
+    step: "Step", openReport: "Open report", reportBlocked: "The browser blocked the new window: ",
+    reportFailed: "Could not open the report: {reason}", requestFailed: "Request failed: {reason}",
+    networkRetry: "Connection lost, reconnecting…", signedInAs: "{name}", lang: "中文", langName: "English",
+  },
+};
+
+let current = localStorage.getItem("tether.lang") === "en" ? "en" : "zh";
+
+export function lang() {
+  return current;
+}
+
+export function setLang(value) {
+  current = value === "en" ? "en" : "zh";
+  localStorage.setItem("tether.lang", current);
+  document.documentElement.lang = current === "en" ? "en" : "zh-CN";
+}
+
+export function t(key, vars = {}) {
+  const text = STRINGS[current][key] ?? STRINGS.zh[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (_, name) => (name in vars ? String(vars[name]) : `{${name}}`));
+}
+
+// Static labels in the page: data-i18n (text), data-i18n-placeholder, data-i18n-aria (aria-label).
+export function applyStatic(root = document) {
+  for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = t(el.dataset.i18nPlaceholder);
+  for (const el of root.querySelectorAll("[data-i18n-aria]")) el.setAttribute("aria-label", t(el.dataset.i18nAria));
+  document.documentElement.lang = current === "en" ? "en" : "zh-CN";
+}

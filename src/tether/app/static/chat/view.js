@@ -1,0 +1,354 @@
+// One conversation, rebuilt from its event history and kept up to date from the live stream:
+// user messages, each turn's tool timeline, the streamed then final answer (Markdown), cards for
+// questions, forms, write proposals, op results, links and the compiled workflow. Events are
+// applied in id order and each id once, so a reload or a reconnect shows everything once.
+
+import { h, clear, announce } from "./dom.js";
+import { t } from "./i18n.js";
+import { renderMarkdown } from "./markdown.js";
+import { questionCard, formCard, proposalCard, opCard, linkCard, workflowPanel } from "./cards.js";
+
+const BUSY = new Set(["RUNNING", "WAITING_ASYNC_CALLBACK", "WAITING_CONFIRMATION"]);
+
+export class Conversation {
+  constructor(root, ctx) {
+    this.root = root;
+    this.ctx = ctx; // { sessionId, post, get, onStatus, onLoginExpired, onLink, openReport }
+    this.lastSeq = 0;
+    this.status = null;
+    this.eventStatus = null;
+    this.block = null; // the assistant block receiving events
+    this.rows = new Map(); // toolCallId -> timeline row
+    this.cards = new Map(); // interactionId -> card
+    this.ops = new Map(); // opId -> op view
+    this.loginPending = false;
+    this.lastUser = null;
+    clear(root);
+    this.thinking = h("div", { class: "thinking", hidden: true }, h("span", { class: "spinner", "aria-hidden": "true" }), t("thinking"));
+    root.append(this.thinking);
+  }
+
+  get busy() {
+    return BUSY.has(this.status);
+  }
+
+  handle(event, live) {
+    if (event.id <= this.lastSeq) return; // each event once
+    this.lastSeq = event.id;
+    const data = event.data || {};
+    const fn = HANDLERS[event.type];
+    if (fn) fn.call(this, data, event, live);
+    this.root.append(this.thinking); // keep it last
+    if (live) this.scroll();
+  }
+
+  // after the history is applied: the stored status wins; open cards the session no longer waits for are closed
+  // after the history is applied: the status the events tell (the snapshot may be a moment older)
+  settle(session) {
+    const status = this.eventStatus || session.status;
+    this.setStatus(status, false);
+    if (this.loginPending && status === "WAITING_USER_INPUT") this.ctx.onLoginExpired(false, this.loginPending);
+    this.scroll();
+  }
+
+  closeCards() {
+    for (const card of this.cards.values()) card.close?.();
+  }
+
+  async reconcileOps() {
+    for (const [opId, view] of this.ops) {
+      if (view.final) continue;
+      try {
+        view.update(await this.ctx.get(`/api/ops/${encodeURIComponent(opId)}`));
+      } catch {
+        /* the ops API may not exist for this op: keep what the events said */
+      }
+    }
+  }
+
+  scroll() {
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  setStatus(status, live = true) {
+    this.status = status;
+    this.eventStatus = status;
+    this.thinking.hidden = status !== "RUNNING" || Boolean(this.block && this.block.stream);
+    this.ctx.onStatus(status, live);
+  }
+
+  // ---- building blocks --------------------------------------------------------------------------
+
+  userBubble(text) {
+    this.block = null; // what follows starts a new assistant block
+    this.lastUser = text;
+    const body = h("div", { class: "text" });
+    body.textContent = text;
+    this.root.append(h("article", { class: "msg user", "aria-label": t("you") }, h("div", { class: "bubble" }, body)));
+  }
+
+  current(event) {
+    if (!this.block || this.block.turnId !== event.turnId) {
+      const flow = h("div", { class: "flow" });
+      const head = h("div", { class: "block-head" });
+      const el = h("article", { class: "msg assistant", "aria-label": t("assistant"), dataset: { turn: event.turnId || "" } },
+        h("div", { class: "avatar", "aria-hidden": "true" }, "◆"),
+        h("div", { class: "bubble" }, head, flow));
+      this.root.append(el);
+      this.block = { turnId: event.turnId, el, head, flow, timeline: null, stream: null, errors: 0 };
+    }
+    return this.block;
+  }
+
+  timeline(block) {
+    if (!block.timeline) {
+      const list = h("ol", { class: "tool-list" });
+      const summary = h("summary", {}, t("tools", { n: 0 }));
+      const details = h("details", { class: "timeline" }, summary, list);
+      block.head.append(details);
+      block.timeline = { details, summary, list, count: 0 };
+    }
+    return block.timeline;
+  }
+
+  row(data, event) {
+    let row = this.rows.get(data.toolCallId);
+    if (!row) {
+      const tl = this.timeline(this.current(event));
+      tl.count += 1;
+      tl.summary.textContent = t("tools", { n: tl.count });
+      const state = h("span", { class: "tool-state" });
+      const name = h("span", { class: "tool-name" });
+      name.textContent = data.toolId || "?";
+      const time = h("span", { class: "tool-time" });
+      const body = h("div", { class: "tool-body" });
+      const summary = h("summary", {}, h("span", { class: "dot", "aria-hidden": "true" }), name, state, time);
+      const el = h("li", { class: "tool-row", dataset: { call: data.toolCallId, tool: data.toolId || "" } }, h("details", {}, summary, body));
+      tl.list.append(el);
+      row = { el, state, time, body, tl, name: data.toolId || "?", started: null, args: null, status: null };
+      this.rows.set(data.toolCallId, row);
+    }
+    return row;
+  }
+
+  setRow(row, status, label) {
+    row.status = status;
+    row.el.dataset.status = status;
+    row.state.textContent = label;
+    // the collapsed timeline still says what is happening now
+    const tl = row.tl;
+    const open = [...tl.list.children].filter((li) => ["requested", "running", "waiting"].includes(li.dataset.status));
+    const now = open.length ? open[open.length - 1] : null;
+    tl.summary.textContent = t("tools", { n: tl.count });
+    tl.details.dataset.active = now ? "true" : "false";
+    if (now) {
+      const live = h("span", { class: "tool-now" }, h("span", { class: "spinner", "aria-hidden": "true" }), ` ${now.dataset.tool} · ${now.querySelector(".tool-state").textContent}`);
+      tl.summary.append(live);
+    }
+  }
+
+  detail(row, label, value, cls = "") {
+    const pre = h("pre", { class: cls });
+    pre.textContent = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+    row.body.append(h("div", { class: "tool-detail" }, h("div", { class: "label" }, label), pre));
+  }
+
+  note(event, text, cls = "note") {
+    const el = h("p", { class: cls });
+    el.textContent = text;
+    this.current(event).flow.append(el);
+    return el;
+  }
+
+  endStream(block, render) {
+    if (!block || !block.stream) return;
+    const { el, text } = block.stream;
+    block.stream = null;
+    el.classList.remove("streaming");
+    if (render && text.trim()) {
+      const md = h("div", { class: "markdown interim" }, renderMarkdown(text, { onLink: this.ctx.onLink }));
+      el.replaceWith(md);
+    }
+  }
+
+  answer(block, content, tokens) {
+    const md = h("div", { class: "markdown answer", dataset: { tokens: String(tokens) } }, renderMarkdown(content, { onLink: this.ctx.onLink }));
+    const copy = h("button", { type: "button", class: "ghost small copy", "aria-label": t("copy") }, t("copy"));
+    copy.addEventListener("click", () => copyText(content, copy));
+    const wrap = h("div", { class: "answer-wrap" }, md, h("div", { class: "answer-actions" }, copy));
+    if (block.stream) block.stream.el.replaceWith(wrap);
+    else block.flow.append(wrap);
+    block.stream = null;
+  }
+}
+
+const HANDLERS = {
+  SESSION_STARTED(data) {
+    if (data.query) this.userBubble(data.query);
+    else if (data.replayOf) this.userBubble(`${t("workflow")} ${data.replayOf}`);
+  },
+  USER_MESSAGE(data) {
+    this.closeCards();
+    this.userBubble(data.content || "");
+    this.loginPending = false;
+  },
+  TURN_STARTED(data, event, live) {
+    this.current(event);
+    this.setStatus("RUNNING", live);
+  },
+  SKILLS_SELECTED(data, event) {
+    const names = data.selectedSkillIds || [];
+    if (!names.length) return;
+    const block = this.current(event);
+    const old = block.head.querySelector(".skills");
+    const el = h("div", { class: "skills" });
+    el.textContent = t("skills", { names: names.join(", ") });
+    if (old) old.replaceWith(el);
+    else block.head.prepend(el);
+  },
+  TOKEN(data, event) {
+    const block = this.current(event);
+    if (!block.stream) {
+      const el = h("div", { class: "stream streaming" });
+      block.flow.append(el);
+      block.stream = { el, text: "", tokens: 0 };
+      this.thinking.hidden = true;
+    }
+    block.stream.text += data.delta || "";
+    block.stream.tokens += 1;
+    block.stream.el.textContent = block.stream.text;
+  },
+  ASSISTANT_MESSAGE(data, event, live) {
+    const block = this.current(event);
+    const tokens = block.stream ? block.stream.tokens : 0;
+    this.answer(block, data.content || "", tokens);
+    if (live) announce(t("answerDone"));
+  },
+  TOOL_CALL_REQUESTED(data, event) {
+    this.endStream(this.current(event), true);
+    const row = this.row(data, event);
+    this.setRow(row, "requested", t("toolRequested"));
+    if (data.arguments !== undefined) {
+      let args = data.arguments;
+      try {
+        args = JSON.parse(data.arguments);
+      } catch {
+        /* shown as sent */
+      }
+      this.detail(row, t("arguments"), args);
+    }
+  },
+  TOOL_EXECUTION_STARTED(data, event) {
+    const row = this.row(data, event);
+    row.started = event.ts;
+    this.setRow(row, "running", t("toolRunning"));
+  },
+  WAITING_ASYNC_CALLBACK(data, event) {
+    if (!data.toolCallId) return;
+    this.setRow(this.row(data, event), "waiting", t("toolWaiting"));
+  },
+  TOOL_CALLBACK_RECEIVED() {},
+  TOOL_EXECUTION_FINISHED(data, event) {
+    const row = this.row(data, event);
+    this.setRow(row, "done", t("toolDone"));
+    duration(row, data, event);
+    if (data.summary !== undefined) this.detail(row, t("result"), data.summary);
+  },
+  TOOL_EXECUTION_FAILED(data, event) {
+    const row = this.row(data, event);
+    this.setRow(row, data.cancelled ? "cancelled" : "failed", data.cancelled ? t("toolCancelled") : t("toolFailed"));
+    duration(row, data, event);
+    if (data.error) this.detail(row, t("error"), data.error, "error");
+  },
+  QUESTION(data, event, live) {
+    this.interaction(data, event, questionCard, live);
+  },
+  FORM_COLLECT(data, event, live) {
+    this.interaction(data, event, formCard, live);
+  },
+  WRITE_PROPOSAL(data, event, live) {
+    this.interaction(data, event, proposalCard, live);
+  },
+  INTERACTION_ANSWERED(data, event, live) {
+    this.setStatus("RUNNING", live);
+    const card = this.cards.get(data.interactionId);
+    if (card) card.answered(data.result || {});
+    const row = this.rows.get(data.toolCallId);
+    if (row && row.status !== "failed") this.setRow(row, "done", t("toolDone"));
+  },
+  OP_RESULT(data, event) {
+    const view = this.ops.get(data.opId);
+    if (view) {
+      view.update(data);
+      return;
+    }
+    const op = opCard(data, this.ctx);
+    this.ops.set(data.opId, op);
+    this.current(event).flow.append(op.el);
+  },
+  LINK(data, event) {
+    const el = linkCard(data, this.ctx);
+    if (el) this.current(event).flow.append(el);
+  },
+  DSL_COMPILED(data, event) {
+    this.current(event).flow.append(workflowPanel(data.dslId, this.ctx));
+  },
+  LOGIN_EXPIRED(data, event, live) {
+    const block = this.current(event);
+    const resend = h("button", { type: "button", class: "ghost small" }, t("resend"));
+    const text = h("span");
+    text.textContent = (data.payload && data.payload.message) || t("loginExpiredEvent");
+    const last = this.lastUser;
+    resend.addEventListener("click", () => this.ctx.resend(last));
+    block.flow.append(h("div", { class: "note warn login-note" }, text, " ", resend));
+    this.loginPending = event.ts;
+    if (live) this.ctx.onLoginExpired(true, event.ts);
+  },
+  ERROR(data, event) {
+    this.current(event).errors += 1;
+    this.note(event, data.message || "error", data.recovered ? "note" : "note error");
+  },
+  TURN_FINISHED(data, event, live) {
+    const block = this.current(event);
+    this.endStream(block, true);
+    if (data.status === "CANCELLED") this.note(event, t("stopped"), "note warn");
+    else if (data.status === "FAILED" && !block.errors && data.reason) this.note(event, t("failed", { reason: data.reason }), "note error");
+    block.el.dataset.status = data.status || "";
+    if (data.status !== "WAITING_USER_INPUT" && data.status !== "WAITING_CONFIRMATION") this.closeCards();
+    this.setStatus(data.status, live);
+    if (live && data.status === "CANCELLED") announce(t("stopped"));
+  },
+};
+
+Conversation.prototype.interaction = function interaction(data, event, make, live) {
+  const block = this.current(event);
+  this.endStream(block, true);
+  const card = make(data, this.ctx, this);
+  this.cards.set(data.interactionId, card);
+  if (card.opId) this.ops.set(card.opId, card);
+  block.flow.append(card.el);
+  const row = this.rows.get(data.toolCallId);
+  if (row) this.setRow(row, "waiting", t(`status_${data.kind === "proposal" ? "WAITING_CONFIRMATION" : "WAITING_USER_INPUT"}`));
+  if (live) announce(card.el.querySelector(".card-title")?.textContent || "");
+};
+
+function duration(row, data, event) {
+  const ms = data.durationMs ?? (row.started ? Math.round((event.ts - row.started) * 1000) : null);
+  if (ms !== null && ms !== undefined) row.time.textContent = t("duration", { ms: Math.round(ms) });
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = t("copied");
+  } catch {
+    const area = h("textarea", { class: "sr-only" });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    button.textContent = ok ? t("copied") : t("copyFailed");
+  }
+  window.setTimeout(() => { button.textContent = t("copy"); }, 1500);
+}

@@ -1,0 +1,158 @@
+"""Checks an answer to a pending question or form against what the interaction declared, before
+the session resumes with it: a bad answer is refused with one problem per field (422), and the
+card that asked stays open.
+
+A form's payload declares ``fields`` (and ``detail.fields`` for detail lines) as in the ERP's form
+metadata (docs/erp.md): ``column``, ``label``, ``type`` (text | textarea | number | integer | date
+| select | bool | ref), ``required``, ``options`` ([{value, label}]), ``default``, ``readOnly``,
+``maxLength``. The answer is ``{"values": {column: value, ..., "details": [{column: value}]}}``.
+A question declares ``options`` and ``allowFreeText``; its answer is ``{"answer": "..."}``.
+
+This is a first gate for the person filling the card; the business system validates again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+Problem = dict[str, str]
+TYPES = ("text", "textarea", "number", "integer", "date", "select", "bool", "ref")
+
+
+def check_answer(pending: dict[str, Any], result: dict[str, Any]) -> list[Problem]:
+    """The problems of ``result`` (``{"answer"}`` or ``{"values"}``) for the pending interaction;
+    empty when it may be accepted. Each problem: ``field``, ``code``, ``message``."""
+    kind = pending.get("kind")
+    payload = pending.get("payload") or {}
+    if kind == "form":
+        values = result.get("values")
+        if not isinstance(values, dict):
+            return [_p("values", "required", "a form is answered with values: {column: value}")]
+        return check_form(payload, values)
+    if kind == "question":
+        return _check_question(payload, result)
+    return []
+
+
+def _p(field: str, code: str, message: str) -> Problem:
+    return {"field": field, "code": code, "message": message}
+
+
+def _check_question(payload: dict[str, Any], result: dict[str, Any]) -> list[Problem]:
+    if result.get("values") is not None:
+        return [_p("values", "type", "a question is answered with an answer, not values")]
+    answer = result.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        return [_p("answer", "required", "the answer must be a non-empty text")]
+    options = [str(o) for o in payload.get("options") or []]
+    if options and payload.get("allowFreeText") is False and answer not in options:
+        return [_p("answer", "option", f"choose one of: {', '.join(options)}")]
+    return []
+
+
+def check_form(payload: dict[str, Any], values: dict[str, Any]) -> list[Problem]:
+    fields = [f for f in payload.get("fields") or [] if isinstance(f, dict) and f.get("column")]
+    detail = payload.get("detail") if isinstance(payload.get("detail"), dict) else None
+    raw_prefill = payload.get("prefill")
+    prefill: dict[str, Any] = raw_prefill if isinstance(raw_prefill, dict) else {}
+    problems: list[Problem] = []
+    known = {str(f["column"]) for f in fields}
+    for key in values:
+        if key not in known and not (key == "details" and detail is not None):
+            problems.append(_p(str(key), "unknown", f"{key!r} is not a field of this form"))
+    problems += _check_fields(fields, values, prefill, "")
+    if detail is not None and values.get("details") is not None:
+        lines = values["details"]
+        detail_fields = [f for f in detail.get("fields") or [] if isinstance(f, dict) and f.get("column")]
+        if not isinstance(lines, list) or not all(isinstance(line, dict) for line in lines):
+            problems.append(_p("details", "type", "details must be a list of lines: [{column: value}]"))
+        else:
+            names = {str(f["column"]) for f in detail_fields}
+            for n, line in enumerate(lines):
+                problems += [
+                    _p(f"details.{n}.{k}", "unknown", f"{k!r} is not a field of the lines")
+                    for k in line
+                    if k not in names
+                ]
+                problems += _check_fields(detail_fields, line, {}, f"details.{n}.")
+    return problems
+
+
+def _check_fields(
+    fields: list[dict[str, Any]], values: dict[str, Any], prefill: dict[str, Any], prefix: str
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for f in fields:
+        column = str(f["column"])
+        name = prefix + column
+        label = str(f.get("label") or column)
+        value = values.get(column)
+        if f.get("readOnly"):
+            fixed = prefill.get(column, f.get("default"))
+            if column in values and value != fixed and value not in (None, ""):
+                problems.append(_p(name, "read_only", f"{label} is read-only"))
+            continue
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if f.get("required"):
+                problems.append(_p(name, "required", f"{label} is required"))
+            continue
+        message = _type_problem(f, value)
+        if message is not None:
+            problems.append(_p(name, message[0], f"{label}: {message[1]}"))
+    return problems
+
+
+def _type_problem(f: dict[str, Any], value: Any) -> tuple[str, str] | None:
+    kind = f.get("type") or "text"
+    if kind in ("text", "textarea", "ref"):
+        if kind == "ref" and isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            return "type", "must be text"
+        limit = f.get("maxLength")
+        if isinstance(limit, int) and len(value) > limit:
+            return "max_length", f"at most {limit} characters (got {len(value)})"
+        return None
+    if kind in ("number", "integer"):
+        number = _number(value)
+        if number is None:
+            return "type", "must be a number"
+        if kind == "integer" and not float(number).is_integer():
+            return "type", "must be a whole number"
+        return None
+    if kind == "date":
+        return None if _is_date(value) else ("date", "must be a date YYYY-MM-DD")
+    if kind == "select":
+        allowed = [str(o.get("value")) for o in f.get("options") or [] if isinstance(o, dict)]
+        if allowed and str(value) not in allowed:
+            return "option", f"must be one of {', '.join(allowed)}"
+        return None
+    if kind == "bool":
+        return None if isinstance(value, bool) else ("type", "must be true or false")
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _is_date(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) != 10:
+        return False
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
