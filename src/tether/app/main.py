@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from tether import __version__
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
-from tether.app.routes import dsl, events, runtime, sessions, tools
+from tether.app.routes import dsl, events, ops, runtime, sessions, tools
 from tether.core.ports import ChatModel
 from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
 from tether.pack import Pack
@@ -60,7 +60,7 @@ def create_app(
     app.state.identity = ProviderChain(providers + [p for pack in services.packs for p in pack.identity_providers])
     errors.install(app)
     app.add_middleware(RejectNulInPath)
-    for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router):
+    for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router, ops.router):
         app.include_router(r)
     for pack in services.packs:
         for r in pack.routers:

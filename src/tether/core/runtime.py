@@ -154,6 +154,36 @@ class Runtime:
         finally:
             lock.release()
 
+    async def deliver_outcome(
+        self,
+        session_id: str,
+        interaction_id: str | None,
+        result: dict[str, Any],
+        events: list[tuple[str, dict[str, Any]]],
+        who: Owner | Identity | None = None,
+    ) -> AgentSession:
+        """An op's outcome reaches its session: ``events`` (OP_RESULT, LINK) are committed first;
+        then, when the session is still waiting on that proposal, the proposal's tool message is
+        replaced by ``result`` and the model gets a round (as ``complete_interaction``). Waits
+        for a running turn rather than refusing: the outcome is already the truth in the op row."""
+        owner, identity = split_caller(who) if who is not None else (None, None)
+        async with self._lock(session_id):
+            for attempt in range(3):
+                s = await self.store.load(session_id, owner)
+                turn = self._turn(s, resumed=True, identity=identity)
+                for type_, data in events:
+                    turn.emit(type_, data)
+                try:
+                    await turn.commit()
+                    break
+                except Conflict:  # another process moved the session on: reload, emit again
+                    if attempt == 2:
+                        raise
+            pending = s.pending_interaction or {}
+            if s.status is Status.WAITING_CONFIRMATION and pending.get("interactionId") == interaction_id:
+                return await self._answer(s, str(interaction_id), result, identity)
+            return s
+
     async def callback(
         self, job_id: str, token: str | None, status: str, payload: Any, error: str | None
     ) -> dict[str, Any]:

@@ -181,8 +181,12 @@ def test_query_data_caches_per_brand_revalidates_and_records_errors(erp_server: 
         assert first["kind"] == "value" and first["data"]["cached"] is False
         hit = erp_server.tool(admin, "query_data", {"question": f"  {question}？"})  # normalised: same question
         assert hit["data"]["cached"] is True and hit["data"]["rows"] == first["data"]["rows"]
-        bad = erp_server.tool(admin, "query_data", {"question": "坏查询", "sql": "SELECT no_such_column FROM viw_customer"})
-        again = erp_server.tool(admin, "query_data", {"question": "坏查询", "sql": "SELECT still_wrong FROM viw_customer"})
+        bad = erp_server.tool(
+            admin, "query_data", {"question": "坏查询", "sql": "SELECT no_such_column FROM viw_customer"}
+        )
+        again = erp_server.tool(
+            admin, "query_data", {"question": "坏查询", "sql": "SELECT still_wrong FROM viw_customer"}
+        )
         assert bad["data"]["retryable"] is True and again["data"]["retryable"] is False
     with erp_server.login("sales01") as sales:  # same brand, no sales-order... it has 2002: allowed
         shared = erp_server.tool(sales, "query_data", {"question": question})

@@ -192,7 +192,26 @@ def _new_quotation(query: str) -> dict[str, Any] | None:
     }
 
 
-RULES = (_new_quotation, _quotation, _reconciliation, _sales_summary, _receivables, _stock, _orders)
+_QUOTE_LINE = re.compile(
+    r"给(?:客户)?(?P<customer>[^：:，,]+?)报价[：:]\s*(?P<material>[^\s，,]+?)\s*(?P<qty>\d+(?:\.\d+)?)\s*"
+    r"(?:个|台|套|件|米|根|盒|吨|公斤|张|片)?\s*[，,]?\s*单价\s*(?P<price>\d+(?:\.\d+)?)"
+)
+WRITE_ANSWER = "${prev.text}"
+
+
+def _quote_with_lines(query: str) -> dict[str, Any] | None:
+    match = _QUOTE_LINE.search(query)
+    if not match:
+        return None
+    line = {"material_id": match["material"], "qty": float(match["qty"]), "unit_price": float(match["price"])}
+    payload = {"customer_id": _clean(match["customer"]), "details": [line]}
+    return {
+        "plan": [{"tool": "propose_write", "args": {"form_id": "2001", "op": "create", "payload": payload}}],
+        "answer": WRITE_ANSWER,
+    }
+
+
+RULES = (_quote_with_lines, _new_quotation, _quotation, _reconciliation, _sales_summary, _receivables, _stock, _orders)
 
 
 def extract(query: str, context: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,186 @@
+"""The op queue from the user's and the attacker's side, against a live ``tether serve`` and the
+demo ERP over HTTP: a proposal writes nothing; only its owner's confirm executes it, exactly once,
+whatever the number of concurrent confirms; cancelled / expired ops are 409; the ERP's optimistic
+check and atomicity reach the user as a failed op that a retry may execute safely."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import fresh_database
+from tests.packs.erp.conftest import ErpServer, facts, get_session, runtime_events, wait_status
+from tests.servers import wait_until
+
+CUSTOMER = facts.SALES01_CUSTOMER  # C0001, sales01's own customer
+QUOTE = f"给{CUSTOMER[1][4:10]}报价：M0003 10个，单价46"
+
+
+def propose(server: ErpServer, c: httpx.Client, message: str = QUOTE) -> tuple[dict[str, Any], str]:
+    s = server.ask(c, message)
+    assert s["status"] == "WAITING_CONFIRMATION", (s["status"], s["lastError"], s["transcript"][-1])
+    pending = s["pendingInteraction"]
+    assert pending["kind"] == "proposal"
+    return s, str(pending["payload"]["opId"])
+
+
+def erp_total(server: ErpServer, admin: str, form_id: str, **filters: Any) -> int:
+    with server.erp_direct(admin) as erp:
+        body = {"sFormId": form_id, "pageNum": 1, "pageSize": 1, **filters}
+        r = erp.post("/getBusinessDataByFormcustomId", json=body)
+        assert r.status_code == 200, r.text
+        return int(r.json()["dataset"]["total"])
+
+
+def wait_op(c: httpx.Client, op_id: str, states: set[str], timeout: float = 30.0) -> dict[str, Any]:
+    def check() -> dict[str, Any] | None:
+        r = c.get(f"/api/ops/{op_id}")
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body if body["state"] in states else None
+
+    return wait_until(check, timeout=timeout, interval=0.1, what=f"op {op_id} to reach {states}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ErpServer]:
+    s = ErpServer(tmp_path_factory.mktemp("erp-ops"), TETHER_ERP_ME_CACHE_S="1").start(timeout=120)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="module")
+def admin(server: ErpServer) -> str:
+    return server.token("admin")
+
+
+def test_a_quotation_proposal_writes_nothing_and_its_confirm_creates_one_bill(server: ErpServer, admin: str) -> None:
+    before = erp_total(server, admin, "2001")
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c)
+        payload = s["pendingInteraction"]["payload"]
+        assert payload["auto"] is True and payload["op"] == "create" and payload["formId"] == "2001"
+        assert payload["lines"][0]["change"] == "add"
+        assert erp_total(server, admin, "2001") == before  # nothing executed by the proposal
+        events = [e["type"] for e in runtime_events(c, s["sessionId"])]
+        assert "WRITE_PROPOSAL" in events
+        r = c.get(f"/api/ops/{op_id}")
+        assert r.status_code == 200 and r.json()["state"] == "draft", r.text
+        r = c.post(f"/api/ops/{op_id}/confirm")
+        assert r.status_code == 200 and r.json()["state"] == "processing", r.text
+        done = wait_op(c, op_id, {"done", "failed"})
+        assert done["state"] == "done", done
+        assert done["billNo"].startswith("QT") and done["link"] == f"/erp/form/2001?bill={done['billId']}"
+        session = wait_status(c, s["sessionId"], "SUCCEEDED")
+        assert done["billNo"] in session["transcript"][-1]["content"]
+        tool_messages = [m for m in session["transcript"] if m.get("role") == "tool"]
+        assert '"kind": "value"' in tool_messages[-1]["content"] and done["billNo"] in tool_messages[-1]["content"]
+        types = [e["type"] for e in runtime_events(c, s["sessionId"])]
+        assert types.index("OP_RESULT") < types.index("LINK") < len(types) - 1
+        # confirming again executes nothing
+        again = c.post(f"/api/ops/{op_id}/confirm").json()
+        assert again["state"] == "done" and again["billId"] == done["billId"]
+        listed = c.get("/api/ops", params={"sessionId": s["sessionId"]}).json()["items"]
+        assert [o["opId"] for o in listed] == [op_id]
+    assert erp_total(server, admin, "2001") == before + 1
+    server.assert_no_server_errors()
+
+
+def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admin: str) -> None:
+    before = erp_total(server, admin, "2001")
+    with server.login("sales01") as owner, server.login("sales02") as other, server.client("dev-alice") as dev:
+        _, op_id = propose(server, owner)
+        for c in (other, dev):
+            assert c.get(f"/api/ops/{op_id}").status_code == 404
+            assert c.post(f"/api/ops/{op_id}/confirm").status_code == 404
+            assert c.post(f"/api/ops/{op_id}/cancel").status_code == 404
+            assert op_id not in str(c.get("/api/ops").json())
+        assert server.client(None).post(f"/api/ops/{op_id}/confirm").status_code == 401
+        assert owner.get("/api/ops/op-guessed-id").status_code == 404
+        assert owner.get(f"/api/ops/{op_id}").json()["state"] == "draft"
+        r = owner.post(f"/api/ops/{op_id}/cancel")
+        assert r.status_code == 200 and r.json()["state"] == "cancelled"
+        assert owner.post(f"/api/ops/{op_id}/confirm").status_code == 409
+    assert erp_total(server, admin, "2001") == before
+
+
+def test_an_expired_proposal_cannot_be_confirmed(tmp_path: Path) -> None:
+    server = ErpServer(tmp_path, TETHER_OP_TTL_S="60", TETHER_SWEEP_S="0.2").start(timeout=120)
+    try:
+        admin = server.token("admin")
+        before = erp_total(server, admin, "2001")
+        with server.login("sales01") as c:
+            s, op_id = propose(server, c)
+            # the clock cannot be moved in another process: age the op in tether's database instead
+            import sqlalchemy as sa
+
+            engine = sa.create_engine(f"sqlite:///{tmp_path / 'var' / 'tether.db'}")
+            with engine.begin() as conn:
+                conn.execute(sa.text("UPDATE op_queue SET expire_at = 0 WHERE op_id = :i"), {"i": op_id})
+            engine.dispose()
+            wait_op(c, op_id, {"expired"})
+            assert c.post(f"/api/ops/{op_id}/confirm").status_code == 409
+            wait_status(c, s["sessionId"], "SUCCEEDED")
+            assert "已过期" in get_session(c, s["sessionId"])["transcript"][-1]["content"]
+        assert erp_total(server, admin, "2001") == before
+    finally:
+        server.stop()
+
+
+def _confirm_storm(server: ErpServer, token: str, op_id: str, n: int = 50) -> list[int]:
+    barrier = threading.Barrier(n)
+    codes: list[int] = []
+
+    def one() -> None:
+        with server.client(token, timeout=60) as c:
+            barrier.wait()
+            codes.append(c.post(f"/api/ops/{op_id}/confirm").status_code)
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=90)
+    return codes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("mariadb", marks=pytest.mark.mariadb),
+    ],
+)
+def test_fifty_concurrent_confirms_execute_once(kind: str, tmp_path: Path) -> None:
+    for url in fresh_database(kind, tmp_path):
+        env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
+        server = ErpServer(tmp_path, **env).start(timeout=180)
+        try:
+            admin = server.token("admin")
+            before = erp_total(server, admin, "2001")
+            token = server.token("sales01")
+            with server.client(token, timeout=60) as c:
+                s, op_id = propose(server, c)
+                codes = _confirm_storm(server, token, op_id)
+                assert codes == [200] * 50, codes
+                done = wait_op(c, op_id, {"done", "failed"})
+                assert done["state"] == "done" and done["attempts"] == 1, done
+                wait_status(c, s["sessionId"], "SUCCEEDED")
+                results = [e for e in runtime_events(c, s["sessionId"]) if e["type"] == "OP_RESULT"]
+                assert len(results) == 1
+            assert erp_total(server, admin, "2001") == before + 1
+            with server.erp_direct(admin) as erp:
+                lines = erp.get(f"/getBusinessDataById/2001/{done['billId']}").json()["details"]
+            assert len(lines) == 1
+            server.assert_no_server_errors()
+        finally:
+            server.stop()
