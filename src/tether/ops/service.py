@@ -174,7 +174,8 @@ class OpService:
         if not await self.store.move(op.op_id, ("confirmed", "executing"), values, lease_before=now):
             return (await self.store.get(op.op_id)) or op
         log.warning("op %s was left %s by a stopped process; executing it again", op.op_id, op.status)
-        return await self._execute(replace(op, status="executing", lease_until=now + self.lease_s), who)
+        stranded = replace(op, status="executing", lease_until=now + self.lease_s, attempts=op.attempts + 1)
+        return await self._execute(stranded, who)
 
     async def _execute(self, op: Op, who: Identity) -> Op:
         try:

@@ -5,6 +5,7 @@ check and atomicity reach the user as a failed op that a retry may execute safel
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,3 +185,138 @@ def test_fifty_concurrent_confirms_execute_once(kind: str, tmp_path: Path) -> No
             server.assert_no_server_errors()
         finally:
             server.stop()
+
+
+def erp_write(server: ErpServer, token: str, body: dict[str, Any]) -> dict[str, Any]:
+    with server.erp_direct(token) as erp:
+        r = erp.post("/addUpdateDelBusinessData", json=body)
+        assert r.status_code == 200, r.text
+        answer: dict[str, Any] = r.json()
+        return answer
+
+
+def draft_quotation(server: ErpServer, token: str, remark: str = "原备注") -> dict[str, Any]:
+    data = {"customer_id": CUSTOMER[0], "remark": remark}
+    lines = [{"material_id": "M0001", "qty": 5, "unit_price": 18.5}, {"material_id": "M0002", "qty": 3}]
+    return erp_write(server, token, {"sFormId": "2001", "handleType": "add", "data": data, "details": lines})
+
+
+def record(server: ErpServer, token: str, form_id: str, record_id: str) -> dict[str, Any]:
+    with server.erp_direct(token) as erp:
+        r = erp.get(f"/getBusinessDataById/{form_id}/{record_id}")
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body
+
+
+def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(server: ErpServer) -> None:
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    with server.client(token, timeout=60) as c:
+        s, op_id = propose(server, c, f"把报价单{bill['sBillNo']}的备注改成请加急发货")
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["op"] == "update" and proposal["auto"] is False
+        assert proposal["diff"] == [{"field": "remark", "label": "备注", "before": "原备注", "after": "请加急发货"}]
+        assert record(server, token, "2001", bill["sId"])["master"]["remark"] == "原备注"
+        r = c.post(f"/api/ops/{op_id}/confirm")
+        assert r.status_code == 200, r.text
+        pending = r.json()
+        assert pending["state"] == "pending" and pending["link"] == f"/erp/form/2001?staging={op_id}", pending
+        session = wait_status(c, s["sessionId"], "SUCCEEDED")
+        assert "待处理" in session["transcript"][-1]["content"]
+        assert record(server, token, "2001", bill["sId"])["master"]["remark"] == "原备注"  # the user has not saved
+        # the user saves in the ERP's native form (its Save executes the staged op)
+        with server.erp_direct(token) as erp:
+            assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()["status"] == "executed"
+        done = c.get(f"/api/ops/{op_id}").json()
+        assert done["state"] == "done" and done["billId"] == bill["sId"], done
+        assert record(server, token, "2001", bill["sId"])["master"]["remark"] == "请加急发货"
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "done"
+        types = [e["type"] for e in runtime_events(c, s["sessionId"])]
+        assert types.count("OP_RESULT") == 2  # pending, then done on reconciliation
+
+
+def test_a_record_changed_after_the_proposal_fails_the_op_and_writes_nothing(server: ErpServer) -> None:
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    with server.client(token, timeout=60) as c:
+        s, op_id = propose(server, c, f"把报价单{bill['sBillNo']}的备注改成新的备注")
+        version = record(server, token, "2001", bill["sId"])["master"]["version"]
+        erp_write(
+            server,
+            token,
+            {"sFormId": "2001", "handleType": "update", "sId": bill["sId"], "data": {"delivery_days": 9}},
+        )
+        failed = c.post(f"/api/ops/{op_id}/confirm").json()
+        assert failed["state"] == "failed" and "propose again" in failed["error"], failed
+        master = record(server, token, "2001", bill["sId"])["master"]
+        assert master["remark"] == "原备注" and master["version"] == version + 1
+        wait_status(c, s["sessionId"], "SUCCEEDED")
+
+
+def erp_rows(server: ErpServer, table: str) -> int:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{server.workdir / 'var' / 'erp.db'}")
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(sa.text(f"SELECT COUNT(*) FROM {table}")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def test_a_create_whose_third_line_fails_writes_no_row_and_a_retry_is_safe(server: ErpServer, admin: str) -> None:
+    made = erp_write(
+        server, admin, {"sFormId": "1003", "handleType": "add", "data": {"name": "临时物料", "unit": "个", "price": 9}}
+    )
+    code = record(server, admin, "1003", made["sId"])["master"]["code"]
+    tables = ("quotation", "quotation_line", "bill_seq")
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c, f"给恒达自动化报价：M0001 1个，单价18；M0002 2个，单价22；{code} 1个，单价9")
+        assert len(s["pendingInteraction"]["payload"]["lines"]) == 3
+        # the third line's material goes away between the proposal and the confirm
+        erp_write(server, admin, {"sFormId": "1003", "handleType": "del", "sId": made["sId"]})
+        before = {t: erp_rows(server, t) for t in tables}
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "processing"
+        failed = wait_op(c, op_id, {"failed", "done"})
+        assert failed["state"] == "failed" and "details[2]" in failed["error"], failed
+        assert {t: erp_rows(server, t) for t in tables} == before  # no header, no first two lines
+        wait_status(c, s["sessionId"], "SUCCEEDED")
+        assert "失败" in get_session(c, s["sessionId"])["transcript"][-1]["content"]
+        again = c.post(f"/api/ops/{op_id}/confirm").json()  # retry from failed: safe, nothing half-written
+        assert again["state"] == "processing" and again["attempts"] == 2
+        assert wait_op(c, op_id, {"failed", "done"})["state"] == "failed"
+        assert {t: erp_rows(server, t) for t in tables} == before
+
+
+def test_an_op_left_executing_by_a_killed_server_ends_executed_with_the_same_bill(tmp_path: Path) -> None:
+    """SIGKILL right after the ERP executed and before tether recorded it (TETHER_FAILPOINT, test
+    only); the owner's next read drives the op again through the idempotent execStaging."""
+    server = ErpServer(tmp_path, TETHER_FAILPOINT="op-after-execute", TETHER_OP_LEASE_S="1").start(timeout=120)
+    try:
+        admin = server.token("admin")
+        token = server.token("sales01")
+        before = erp_total(server, admin, "2001")
+        with server.client(token, timeout=60) as c:
+            s, op_id = propose(server, c)
+            with contextlib.suppress(httpx.HTTPError):  # the process may die before its answer is out
+                c.post(f"/api/ops/{op_id}/confirm")
+        assert server.proc is not None
+        assert server.proc.wait(timeout=30) == -9  # killed by the failpoint
+        server.env.pop("TETHER_FAILPOINT")
+        server.start(timeout=120)  # the embedded ERP died with it and comes back on the same database
+        assert erp_total(server, admin, "2001") == before + 1  # the ERP had executed it
+        with server.erp_direct(token) as erp:
+            assert erp.get(f"/ai/staging/{op_id}").json()["status"] == "executed"
+        with server.client(token, timeout=60) as c:
+            done = wait_op(c, op_id, {"done", "failed"})
+            assert done["state"] == "done" and done["attempts"] == 2, done
+            with server.erp_direct(token) as erp:
+                staged = erp.get(f"/ai/staging/{op_id}").json()
+            assert staged["status"] == "executed" and staged["resultBillId"] == done["billId"]
+            session = wait_status(c, s["sessionId"], "SUCCEEDED")
+            assert done["billNo"] in session["transcript"][-1]["content"]
+            assert c.post(f"/api/ops/{op_id}/confirm").json()["billId"] == done["billId"]
+        assert erp_total(server, admin, "2001") == before + 1  # one bill, not two
+    finally:
+        server.stop()
