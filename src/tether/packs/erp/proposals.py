@@ -154,6 +154,8 @@ def build_propose_write(erp: Erp) -> Tool:
         written: the user sees the diff and confirms or cancels it. payload: {column or field label:
         value, details?: [{line_no?, material_id?, qty?, unit_price?, _delete?}]}; record_id: the
         record's id or bill number (update / delete / examine); source_ref for generate: {formId, billId}."""
+        if not ctx.session_id:
+            raise ToolError("a write can only be proposed inside a session, where a person confirms it")
         config = await erp.form_config(ctx, form_id)
         _check_op(config, op)
         form = str(config["formId"])
