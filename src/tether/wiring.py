@@ -14,6 +14,7 @@ from tether.bus import InProcessBus
 from tether.core.pipeline import ToolPipeline
 from tether.core.ports import ChatModel
 from tether.core.prompt import load_skill_tool
+from tether.core.questions import ask_user_tool
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
 from tether.core.skills import SkillRegistry, SkillRouter, load_skills
@@ -112,6 +113,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         log.warning("skill %s is invalid and was not loaded: %s", issue.path, issue.reason)
     registry = ToolRegistry([t for p in packs for t in p.tools])
     registry.register(load_skill_tool(skill_registry))
+    registry.register(ask_user_tool())
     chat_model = model or build_model(settings, packs)
     limits = Limits(
         max_rounds=settings.max_rounds,

@@ -179,8 +179,8 @@ class Runtime:
                 except Conflict:  # another process moved the session on: reload, emit again
                     if attempt == 2:
                         raise
-            pending = s.pending_interaction or {}
-            if s.status is Status.WAITING_CONFIRMATION and pending.get("interactionId") == interaction_id:
+            waiting = {e["interactionId"] for e in s.pending_entries()}
+            if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
                 return await self._answer(s, str(interaction_id), result, identity)
             return s
 
@@ -323,24 +323,42 @@ class Runtime:
         pending = s.pending_interaction
         if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
             raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
-        if pending["interactionId"] != interaction_id:
-            raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
-        if pending["kind"] == "login":
+        entry = next((e for e in s.pending_entries() if e["interactionId"] == interaction_id), None)
+        if entry is not None and entry["kind"] == "login":
             raise Conflict("the login expired: log in again, then send your request as a new message")
-        call_id, tool_id = pending["toolCallId"], pending["toolId"]
+        if entry is not None:
+            result = self._checked_answer(entry, result)  # 422 here leaves the session waiting
+        entry = s.take_interaction(interaction_id)
+        call_id, tool_id = entry["toolCallId"], entry["toolId"]
         index = s.tool_message_index(call_id)
         if index is not None:
             s.set_message(index, tool_message(call_id, frame(tool_id, "value", result)))
         step = s.step(call_id)
         if step is not None:
             step.status, step.result, step.finished_at = "SUCCEEDED", result, time.time()
-        s.pending_interaction = None
+        if s.pending_interaction is not None:  # the same message asked more: wait for the next one
+            target = (
+                Status.WAITING_CONFIRMATION
+                if s.pending_interaction["kind"] == "proposal"
+                else Status.WAITING_USER_INPUT
+            )
+            if s.status is not target:
+                s.transition(target)
+            await self._turn(s, resumed=True).commit()
+            return s
         if s.waiting_job_ids:
             s.transition(Status.WAITING_ASYNC_CALLBACK)
             turn = self._turn(s, resumed=True)
             await turn.commit()
             return s
         return await self._continue(s, identity)
+
+    def _checked_answer(self, entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        """The asking tool's own check of the answer (a form's values against its schema)."""
+        asking = self.deps.pipeline.registry.get(str(entry["toolId"]))
+        if asking is None or asking.check_answer is None or entry["kind"] == "proposal":
+            return result
+        return asking.check_answer(entry.get("payload") or {}, result)
 
     async def _recover_locked(self, session_id: str) -> None:
         async with self._lock(session_id):

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.errors import IllegalTransition
+from tether.errors import Conflict, IllegalTransition, NotFound
 
 
 class Status(enum.StrEnum):
@@ -35,8 +35,14 @@ _TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.FAILED: frozenset({Status.RUNNING}),
     Status.WAITING_ASYNC_CALLBACK: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
     # answered while async jobs of the same message are still out: back to waiting for them
-    Status.WAITING_USER_INPUT: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
-    Status.WAITING_CONFIRMATION: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
+    # several interactions of one message are answered one by one: between them the session waits
+    # for the next (a question after a proposal, or the other way round)
+    Status.WAITING_USER_INPUT: frozenset(
+        {Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK, Status.WAITING_CONFIRMATION}
+    ),
+    Status.WAITING_CONFIRMATION: frozenset(
+        {Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT}
+    ),
     Status.CANCELLED: frozenset(),
 }
 
@@ -165,6 +171,40 @@ class AgentSession:
         self.transcript[index] = message
         if index < self.persisted_count:
             self.replaced.add(index)
+
+    def pending_entries(self) -> list[dict[str, Any]]:
+        """Every interaction waiting for the user, in order: the head (``pending_interaction``)
+        and those queued behind it by the same assistant message."""
+        head = self.pending_interaction
+        if not head:
+            return []
+        first = {k: v for k, v in head.items() if k not in ("queued", "answered")}
+        return [first, *head.get("queued", [])]
+
+    def queue_interaction(self, entry: dict[str, Any]) -> None:
+        head = self.pending_interaction
+        if head is None:
+            self.pending_interaction = entry
+        else:
+            self.pending_interaction = {**head, "queued": [*head.get("queued", []), entry]}
+
+    def take_interaction(self, interaction_id: str) -> dict[str, Any]:
+        """Remove one pending interaction (answered): the next one becomes the head.
+        An interaction answered before raises ``Conflict``; an unknown one ``NotFound``."""
+        head = self.pending_interaction or {}
+        answered = list(head.get("answered", []))
+        if interaction_id in answered:
+            raise Conflict(f"interaction {interaction_id!r} is already answered")
+        entries = self.pending_entries()
+        entry = next((e for e in entries if e["interactionId"] == interaction_id), None)
+        if entry is None:
+            raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
+        rest = [e for e in entries if e is not entry]
+        if rest:
+            self.pending_interaction = {**rest[0], "queued": rest[1:], "answered": [*answered, interaction_id]}
+        else:
+            self.pending_interaction = None
+        return entry
 
     def tool_message_index(self, tool_call_id: str) -> int | None:
         for i in range(len(self.transcript) - 1, -1, -1):

@@ -110,6 +110,9 @@ class Tool:
     audited: bool = False
     is_async: bool = False
     read_only: bool = False  # no side effects: safe to re-run, so no commit is needed before it runs
+    # an interaction's answer checked by the tool that asked: (interaction payload, answer) -> the
+    # answer the model gets; raises InvalidInput (with problems) to keep the session waiting
+    check_answer: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def schema_hash(self) -> str:
