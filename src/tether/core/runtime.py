@@ -321,6 +321,8 @@ class Runtime:
         self, s: AgentSession, interaction_id: str, result: dict[str, Any], identity: Identity | None = None
     ) -> AgentSession:
         pending = s.pending_interaction
+        if interaction_id in s.answered_interactions:
+            raise Conflict(f"interaction {interaction_id!r} is already answered")
         if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
             raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
         entry = next((e for e in s.pending_entries() if e["interactionId"] == interaction_id), None)

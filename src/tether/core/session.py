@@ -26,6 +26,7 @@ class Status(enum.StrEnum):
     CANCELLED = "CANCELLED"
 
 
+MAX_ANSWERED = 100
 WAITING = frozenset({Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION})
 
 # from -> allowed targets. A failed session may be retried by a new user message.
@@ -139,6 +140,7 @@ class AgentSession:
     last_dsl_id: str | None = None
     summary: str | None = None  # the rolling summary of the turns folded out of the prompt (core/memory.py)
     summary_upto: int = 0  # transcript messages before this index are folded into ``summary``
+    answered_interactions: list[str] = field(default_factory=list)  # the latest answered ids (a repeat is 409)
     version: int = 0
     last_seq: int = 0  # the last event sequence number assigned in this session
     created_at: float = field(default_factory=time.time)
@@ -178,7 +180,7 @@ class AgentSession:
         head = self.pending_interaction
         if not head:
             return []
-        first = {k: v for k, v in head.items() if k not in ("queued", "answered")}
+        first = {k: v for k, v in head.items() if k != "queued"}
         return [first, *head.get("queued", [])]
 
     def queue_interaction(self, entry: dict[str, Any]) -> None:
@@ -191,19 +193,15 @@ class AgentSession:
     def take_interaction(self, interaction_id: str) -> dict[str, Any]:
         """Remove one pending interaction (answered): the next one becomes the head.
         An interaction answered before raises ``Conflict``; an unknown one ``NotFound``."""
-        head = self.pending_interaction or {}
-        answered = list(head.get("answered", []))
-        if interaction_id in answered:
+        if interaction_id in self.answered_interactions:
             raise Conflict(f"interaction {interaction_id!r} is already answered")
         entries = self.pending_entries()
         entry = next((e for e in entries if e["interactionId"] == interaction_id), None)
         if entry is None:
             raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
         rest = [e for e in entries if e is not entry]
-        if rest:
-            self.pending_interaction = {**rest[0], "queued": rest[1:], "answered": [*answered, interaction_id]}
-        else:
-            self.pending_interaction = None
+        self.pending_interaction = {**rest[0], "queued": rest[1:]} if rest else None
+        self.answered_interactions = [*self.answered_interactions[-(MAX_ANSWERED - 1) :], interaction_id]
         return entry
 
     def tool_message_index(self, tool_call_id: str) -> int | None:

@@ -90,3 +90,44 @@ def test_another_brand_cannot_be_reached_by_a_reference(server: ErpServer) -> No
     with server.login("sales01") as c:
         s = server.ask(c, f"给{facts.BRAND_2_CUSTOMER[0]}报价：M0001 1个，单价18")
         assert s["status"] == "SUCCEEDED" and "nothing you can see matches" in answer_of(s), answer_of(s)
+
+
+def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: ErpServer) -> None:
+    from tests.packs.erp.test_erp_ops import wait_op
+    from tests.servers import wait_status
+
+    with server.login("sales01") as c:
+        s = server.ask(c, "新建一张报价单给恒达自动化")
+        assert s["status"] == "WAITING_USER_INPUT", s["lastError"]
+        form = s["pendingInteraction"]
+        assert form["kind"] == "form" and form["payload"]["formId"] == "2001"
+        columns = {f["column"]: f for f in form["payload"]["fields"]}
+        assert columns["customer_id"]["required"] and "bill_no" not in columns  # read-only fields are not asked
+        assert form["payload"]["prefill"] == {"customer_id": "恒达自动化"}
+        url = f"/api/agent/sessions/{s['sessionId']}/interactions/{form['interactionId']}"
+        bad = c.post(url, json={"values": {"交期(天)": "soon", "details": [{"material_id": "M0003"}]}})
+        assert bad.status_code == 422, bad.text
+        assert {p["field"] for p in bad.json()["problems"]} == {"delivery_days", "details[0].qty"}
+        assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] == "WAITING_USER_INPUT"
+        good = {"交期(天)": 10, "details": [{"物料": "M0003", "数量": 4, "单价": 45}]}
+        s = c.post(url, json={"values": good}).json()
+        assert s["status"] == "WAITING_CONFIRMATION", s["lastError"]
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["auto"] is True and proposal["op"] == "create"
+        assert c.post(url, json={"values": good}).status_code == 409  # the form is answered
+        assert c.post(f"/api/ops/{proposal['opId']}/confirm").json()["state"] == "processing"
+        done = wait_op(c, proposal["opId"], {"done", "failed"})
+        assert done["state"] == "done", done
+        session = wait_status(c, s["sessionId"], "SUCCEEDED")
+        assert done["billNo"] in session["transcript"][-1]["content"]
+
+
+def test_answering_an_ambiguity_question_tells_the_model_to_propose_again(server: ErpServer) -> None:
+    from tests.servers import wait_status
+
+    with server.login("sales01") as c:
+        s = server.ask(c, "给恒达自动化报价：深沟球轴承 2个，单价18")
+        iid = s["pendingInteraction"]["interactionId"]
+        s = c.post(f"/api/agent/sessions/{s['sessionId']}/interactions/{iid}", json={"answer": "M0002"}).json()
+        s = wait_status(c, s["sessionId"], "SUCCEEDED")
+        assert "M0002" in answer_of(s)

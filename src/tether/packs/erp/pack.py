@@ -15,6 +15,7 @@ from typing import Any
 from tether.pack import Pack, PackEnv, ReadOnlyExecutor, create_read_engine, normalize_url
 from tether.packs.erp.client import ErpClient
 from tether.packs.erp.executor import ErpOpExecutor
+from tether.packs.erp.forms import build_collect_form
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.planner_rules import extract
@@ -63,7 +64,7 @@ def pack(env: PackEnv) -> Pack:
 
     return Pack(
         name="erp",
-        tools=[*build_tools(erp), build_propose_write(erp)],
+        tools=[*build_tools(erp), build_collect_form(erp), build_propose_write(erp)],
         skill_dirs=[SKILLS],
         extractors=[extract],
         startup=startup,

@@ -178,6 +178,7 @@ _NEW_QUOTE_FOR = re.compile(r"(?:新建|新开|开|做)(?:一张|一份)?报价�
 
 
 def _new_quotation(query: str) -> dict[str, Any] | None:
+    """新建一张报价单给<客户> → the quotation form (customer prefilled) → a create proposal."""
     match = _NEW_QUOTE_FOR.search(query)
     if not match:
         return None
@@ -185,10 +186,11 @@ def _new_quotation(query: str) -> dict[str, Any] | None:
     if not customer:
         return None
     return {
-        "plan": _read("2001", {"customer_name": customer}, 5),
-        "answer": f"为 {customer} 新建报价：写入要经过确认（提议 → 你确认 → ERP 执行），此版本尚未开放写入。"
-        "以下是该客户最近的报价单（共 ${prev.total} 张），可作参考：\n\n"
-        f"${{prev|table:{DISPLAY['orders'].replace('delivery_date,', '')}}}",
+        "plan": [
+            {"tool": "collect_form", "args": {"form_id": "2001", "prefill": {"customer_id": customer}}},
+            {"tool": "propose_write", "args": {"form_id": "2001", "op": "create", "payload": "${prev.values}"}},
+        ],
+        "answer": WRITE_ANSWER,
     }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.pack import Interaction, Op, Tool, ToolContext, ToolError, draft_op, propose_op, tool
+from tether.pack import Interaction, InvalidInput, Op, Tool, ToolContext, ToolError, draft_op, propose_op, tool
 from tether.packs.erp import authz, refs
 from tether.packs.erp.diff import created_lines, field_changes, merge_lines
 from tether.packs.erp.executor import NAME as EXECUTOR
@@ -28,6 +28,19 @@ VERBS = {"create": "新增", "update": "修改", "delete": "删除", "examine": 
 
 def is_auto(form_id: str, op: str) -> bool:
     return op == "generate" or (op == "create" and form_id in AUTO_CREATE_FORMS)
+
+
+def chosen(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a disambiguation question, said so the model proposes again with it."""
+    text = str(answer.get("answer") or "").strip()
+    if not text:
+        raise InvalidInput("answer: choose one of the candidates", field="answer")
+    field_name = payload.get("field")
+    return {
+        "answer": text,
+        "field": field_name,
+        "text": f"已选择 {text}。请用它再提议一次（{field_name} = {text}）。",
+    }
 
 
 def question(amb: refs.Ambiguous) -> Interaction:
@@ -211,4 +224,5 @@ def build_propose_write(erp: Erp) -> Tool:
         }
         return Interaction("proposal", proposal, interaction_id=str(draft.interaction_id))
 
+    propose_write.check_answer = chosen
     return propose_write
