@@ -91,7 +91,25 @@ def test_a_quotation_proposal_writes_nothing_and_its_confirm_creates_one_bill(se
         listed = c.get("/api/ops", params={"sessionId": s["sessionId"]}).json()["items"]
         assert [o["opId"] for o in listed] == [op_id]
     assert erp_total(server, admin, "2001") == before + 1
+    audit = audit_rows(server, op_id)
+    assert [r["tool_id"] for r in audit] == ["op.propose", "op.confirm", "op.execute"]
+    assert audit[-1]["outcome"] == "executed" and done["billId"] in audit[-1]["args"]
+    assert all(r["user_id"] == "sales01" and r["tenant"] == "erp-1-1" for r in audit)
+    dump = str(audit_rows(server))
+    assert not any(t in dump for t in server.tokens)  # no credential in the audit log
     server.assert_no_server_errors()
+
+
+def audit_rows(server: ErpServer, op_id: str | None = None) -> list[dict[str, Any]]:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{server.workdir / 'var' / 'tether.db'}")
+    try:
+        with engine.connect() as conn:
+            query = "SELECT * FROM audit_log" + (" WHERE tool_call_id = :op ORDER BY id" if op_id else "")
+            return [dict(r) for r in conn.execute(sa.text(query), {"op": op_id}).mappings()]
+    finally:
+        engine.dispose()
 
 
 def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admin: str) -> None:
@@ -110,6 +128,7 @@ def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admi
         assert r.status_code == 200 and r.json()["state"] == "cancelled"
         assert owner.post(f"/api/ops/{op_id}/confirm").status_code == 409
     assert erp_total(server, admin, "2001") == before
+    assert [r["tool_id"] for r in audit_rows(server, op_id)] == ["op.propose", "op.cancel"]
 
 
 def test_an_expired_proposal_cannot_be_confirmed(tmp_path: Path) -> None:
@@ -130,6 +149,7 @@ def test_an_expired_proposal_cannot_be_confirmed(tmp_path: Path) -> None:
             assert c.post(f"/api/ops/{op_id}/confirm").status_code == 409
             wait_status(c, s["sessionId"], "SUCCEEDED")
             assert "已过期" in get_session(c, s["sessionId"])["transcript"][-1]["content"]
+            assert [r["tool_id"] for r in audit_rows(server, op_id)] == ["op.propose", "op.expire"]
         assert erp_total(server, admin, "2001") == before
     finally:
         server.stop()
