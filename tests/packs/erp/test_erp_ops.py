@@ -340,3 +340,27 @@ def test_an_op_left_executing_by_a_killed_server_ends_executed_with_the_same_bil
         assert erp_total(server, admin, "2001") == before + 1  # one bill, not two
     finally:
         server.stop()
+
+
+def test_replaying_a_session_that_proposed_proposes_again_and_never_writes(server: ErpServer, admin: str) -> None:
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c)
+        c.post(f"/api/ops/{op_id}/confirm")
+        assert wait_op(c, op_id, {"done", "failed"})["state"] == "done"
+        session = wait_status(c, s["sessionId"], "SUCCEEDED")
+        dsl_id = session["lastDslId"]
+        assert dsl_id, "the session compiled no DSL"
+        steps = c.get(f"/api/agent/dsl/{dsl_id}").json()["steps"]
+        assert [st["toolId"] for st in steps] == ["propose_write"]
+        before = erp_total(server, admin, "2001")
+        r = c.post(f"/api/agent/dsl/{dsl_id}/execute", json={})
+        assert r.status_code == 200, r.text
+        run = r.json()
+        assert run["status"] == "PROPOSED" and run["steps"][0]["status"] == "PROPOSED", run
+        new_op = run["steps"][0]["output"]["payload"]["opId"]
+        assert new_op != op_id
+        assert c.get(f"/api/ops/{new_op}").json()["state"] == "draft"
+        assert erp_total(server, admin, "2001") == before  # the replay wrote nothing
+        assert c.post(f"/api/ops/{new_op}/confirm").json()["state"] == "processing"
+        assert wait_op(c, new_op, {"done", "failed"})["state"] == "done"
+        assert erp_total(server, admin, "2001") == before + 1
