@@ -47,4 +47,5 @@ def ask_user_tool() -> Tool:
         return Interaction("question", payload)
 
     ask_user.check_answer = _check
+    ask_user.in_dsl = False
     return ask_user

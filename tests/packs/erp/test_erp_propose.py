@@ -120,6 +120,9 @@ def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: 
         assert done["state"] == "done", done
         session = wait_status(c, s["sessionId"], "SUCCEEDED")
         assert done["billNo"] in session["transcript"][-1]["content"]
+        # the form was a person's answer: the compiled workflow proposes with those values
+        steps = c.get(f"/api/agent/dsl/{session['lastDslId']}").json()["steps"]
+        assert [st["toolId"] for st in steps] == ["propose_write"]
 
 
 def test_answering_an_ambiguity_question_tells_the_model_to_propose_again(server: ErpServer) -> None:

@@ -63,4 +63,5 @@ def build_collect_form(erp: Erp) -> Tool:
         return Interaction("form", payload)
 
     collect_form.check_answer = check_values
+    collect_form.in_dsl = False  # a replay proposes with the values the person gave
     return collect_form
