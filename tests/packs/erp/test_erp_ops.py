@@ -364,3 +364,14 @@ def test_replaying_a_session_that_proposed_proposes_again_and_never_writes(serve
         assert c.post(f"/api/ops/{new_op}/confirm").json()["state"] == "processing"
         assert wait_op(c, new_op, {"done", "failed"})["state"] == "done"
         assert erp_total(server, admin, "2001") == before + 1
+
+
+def test_the_op_list_filters_by_status_and_session(server: ErpServer) -> None:
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c)
+        drafts = c.get("/api/ops", params={"status": "draft"}).json()["items"]
+        assert op_id in [o["opId"] for o in drafts] and all(o["status"] == "draft" for o in drafts)
+        assert [o["opId"] for o in c.get("/api/ops", params={"sessionId": s["sessionId"]}).json()["items"]] == [op_id]
+        assert c.get("/api/ops", params={"status": "bogus"}).status_code == 422
+        c.post(f"/api/ops/{op_id}/cancel")
+        assert op_id not in [o["opId"] for o in c.get("/api/ops", params={"status": "draft"}).json()["items"]]
