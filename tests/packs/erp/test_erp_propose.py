@@ -149,3 +149,27 @@ def test_the_planner_reading_a_hostile_remark_proposes_nothing(server: ErpServer
         assert facts.HOSTILE_IGNORE in answer_of(s) or facts.HOSTILE_TOOL in answer_of(s)  # shown as data
         assert all(o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"])
     assert {t: erp_rows(server, t) for t in tables} == before
+
+
+def test_generating_a_sales_order_from_a_quotation_is_an_auto_op(server: ErpServer) -> None:
+    from tests.packs.erp.test_erp_ops import wait_op
+
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    before = erp_rows(server, "sales_order")
+    with server.client(token, timeout=60) as c:
+        s, op_id = propose(server, c, f"把报价单{bill['sBillNo']}生成销售订单")
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["auto"] is True and proposal["op"] == "generate" and proposal["formId"] == "2002"
+        assert proposal["diff"][0] == {
+            "field": "source",
+            "label": "来源单据",
+            "before": None,
+            "after": f"报价单 {bill['sBillNo']}",
+        }
+        assert [line["fields"][0]["after"] for line in proposal["lines"]] == ["M0001", "M0002"]
+        assert erp_rows(server, "sales_order") == before
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "processing"
+        done = wait_op(c, op_id, {"done", "failed"})
+        assert done["state"] == "done" and done["billNo"].startswith("SO"), done
+    assert erp_rows(server, "sales_order") == before + 1

@@ -228,6 +228,9 @@ _UPDATE = re.compile(
     + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})\s*的(?P<field>.+?)(?:改成|改为|修改为|改到)(?P<value>.+)$"
 )
 _EXAMINE = re.compile(r"(?<!反)审核" + _BILL_FORM + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})")
+_GENERATE = re.compile(
+    r"(?:把|根据|由|从)?" + _BILL_FORM + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})\s*(?:生成|转成|转为|下推)" + _BILL_FORM
+)
 _DELETE = re.compile(r"(?:删除|删掉|作废)" + _BILL_FORM + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})")
 
 
@@ -243,6 +246,9 @@ def _change(query: str) -> dict[str, Any] | None:
             "record_id": match["bill"].upper(),
             "payload": payload,
         }
+    elif match := _GENERATE.search(query):
+        source = {"formId": _FORMS_BY_NAME[match[1]], "billId": match["bill"].upper()}
+        args = {"form_id": _FORMS_BY_NAME[match[3]], "op": "generate", "source_ref": source}
     elif match := _EXAMINE.search(query):
         args = {"form_id": _FORMS_BY_NAME[match[1]], "op": "examine", "record_id": match["bill"].upper()}
     elif match := _DELETE.search(query):

@@ -110,6 +110,37 @@ def _plan_target(config: dict[str, Any], op: str, record: dict[str, Any], payloa
     return plan
 
 
+async def _plan_generate(
+    erp: Erp, ctx: ToolContext, config: dict[str, Any], resolved: refs.Resolved, source_ref: dict[str, Any] | None
+) -> tuple[Plan, dict[str, Any]]:
+    """generate: the upstream bill (its form gated like any other, a bill number resolved to its
+    id) and the lines it brings; ``payload`` holds master values overriding the generated ones."""
+    if not isinstance(source_ref, dict) or not source_ref.get("formId") or not source_ref.get("billId"):
+        raise ToolError("source_ref {formId, billId} (the upstream bill) is required to generate")
+    source_config = await erp.form_config(ctx, source_ref["formId"])
+    source = await _target(erp, ctx, source_config, str(source_ref["billId"]), "generate from")
+    master = source.get("master") or {}
+    ref: dict[str, Any] = {"formId": str(source_config["formId"]), "billId": str(master.get("id"))}
+    if source_ref.get("lineIds"):
+        ref["lineIds"] = [str(x) for x in source_ref["lineIds"]]
+    label = f"{source_config.get('name')} {_label(master)}"
+    fields = [{"field": "source", "label": "来源单据", "before": None, "after": label}]
+    fields += field_changes(config, {}, resolved.values, resolved.names)
+    lines = [
+        {
+            "lineNo": line.get("line_no"),
+            "change": "add",
+            "fields": [
+                {"field": "material_id", "label": "物料", "before": None, "after": line.get("material_code")},
+                {"field": "qty", "label": "数量", "before": None, "after": line.get("qty")},
+            ],
+        }
+        for line in source.get("details") or []
+        if not ref.get("lineIds") or str(line.get("id")) in ref["lineIds"]
+    ]
+    return Plan(resolved.values, fields, lines, label=f"← {label}"), ref
+
+
 async def _values(erp: Erp, ctx: ToolContext, config: dict[str, Any], op: str, payload: dict[str, Any]) -> Any:
     """The checked, resolved values (or a question when a reference is ambiguous)."""
     if op in ("delete", "examine"):
@@ -185,10 +216,8 @@ def build_propose_write(erp: Erp) -> Tool:
             fields = field_changes(config, {}, resolved.values, resolved.names)
             lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
             plan = Plan(resolved.values, fields, lines)
-        elif not source_ref:
-            raise ToolError("source_ref {formId, billId} is required to generate")
         else:
-            plan = Plan(resolved.values, field_changes(config, {}, resolved.values, resolved.names))
+            plan, source_ref = await _plan_generate(erp, ctx, config, resolved, source_ref)
         auto = is_auto(form, op)
         summary = f"{VERBS[op]}{config.get('name')}" + (f" {plan.label}" if plan.label else "")
         draft = draft_op(
