@@ -198,7 +198,9 @@ class OpService:
             outcome = await self._executor(op).status(op, who.credential)
         except ToolError:
             return op
-        if outcome.status in ("confirmed", "draft"):
+        if outcome.status == "draft":  # its validation never ran there (the process died): run it now
+            return await self._validate(op, who)
+        if outcome.status == "confirmed" and op.link:
             return op
         return await self._record(op, outcome, who, ("confirmed",))
 
