@@ -123,6 +123,8 @@ def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admi
             assert op_id not in str(c.get("/api/ops").json())
         assert server.client(None).post(f"/api/ops/{op_id}/confirm").status_code == 401
         assert owner.get("/api/ops/op-guessed-id").status_code == 404
+        with server.erp_direct(server.token("sales02")) as erp:  # and the ERP refuses them too
+            assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).status_code == 404
         assert owner.get(f"/api/ops/{op_id}").json()["state"] == "draft"
         r = owner.post(f"/api/ops/{op_id}/cancel")
         assert r.status_code == 200 and r.json()["state"] == "cancelled"
@@ -215,8 +217,10 @@ def erp_write(server: ErpServer, token: str, body: dict[str, Any]) -> dict[str, 
         return answer
 
 
-def draft_quotation(server: ErpServer, token: str, remark: str = "原备注") -> dict[str, Any]:
-    data = {"customer_id": CUSTOMER[0], "remark": remark}
+def draft_quotation(
+    server: ErpServer, token: str, remark: str = "原备注", customer: str = CUSTOMER[0]
+) -> dict[str, Any]:
+    data = {"customer_id": customer, "remark": remark}
     lines = [{"material_id": "M0001", "qty": 5, "unit_price": 18.5}, {"material_id": "M0002", "qty": 3}]
     return erp_write(server, token, {"sFormId": "2001", "handleType": "add", "data": data, "details": lines})
 

@@ -173,3 +173,11 @@ def test_generating_a_sales_order_from_a_quotation_is_an_auto_op(server: ErpServ
         done = wait_op(c, op_id, {"done", "failed"})
         assert done["state"] == "done" and done["billNo"].startswith("SO"), done
     assert erp_rows(server, "sales_order") == before + 1
+
+
+def test_another_salespersons_bill_cannot_be_proposed_on(server: ErpServer) -> None:
+    theirs = draft_quotation(server, server.token("sales02"), customer=facts.SALES02_CUSTOMER[0])
+    with server.login("sales01") as c:
+        s = server.ask(c, f"把报价单{theirs['sBillNo']}的备注改成我的了")
+        assert s["status"] == "SUCCEEDED" and "that you can see" in answer_of(s), answer_of(s)
+        assert all(o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"])
