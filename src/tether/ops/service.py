@@ -92,7 +92,8 @@ class OpService:
         if op.status not in CONFIRMABLE:
             return (await self._drive_if_stranded(op, who)).view()
         values = {"status": "confirmed", "confirmed_at": now, "lease_until": now + self.lease_s, "error": None}
-        if not await self.store.move(op.op_id, CONFIRMABLE, {**values, "attempts": "+1", "updated_at": now}):
+        gate = {**values, "attempts": "+1", "updated_at": now}
+        if not await self.store.move(op.op_id, CONFIRMABLE, gate, live_at=now):
             current = await self._owned(op_id, who.owner)
             if current.status in CLOSED:
                 raise Conflict(f"the op is {current.status}; it cannot be confirmed (propose again)")
@@ -115,7 +116,9 @@ class OpService:
         if op.status != "draft":
             raise Conflict(f"the op is {op.status}; only a draft can be cancelled")
         now = time.time()
-        if not await self.store.move(op.op_id, ("draft",), {"status": "cancelled", "updated_at": now}):
+        if not await self.store.move(
+            op.op_id, ("draft",), {"status": "cancelled", "message": "已取消", "updated_at": now}
+        ):
             current = await self._owned(op_id, who.owner)
             if current.status == "cancelled":
                 return current.view()

@@ -96,8 +96,8 @@ class SqlOpStore:
         if "lease_before" in where:
             lease = op_queue.c.lease_until
             conditions.append(sa.or_(lease.is_(None), lease < where.pop("lease_before")))
-        if "not_expired_at" in where:
-            conditions.append(op_queue.c.expire_at > where.pop("not_expired_at"))
+        if "live_at" in where:  # a draft must not be past its expiry (a failed op may be retried later)
+            conditions.append(sa.or_(op_queue.c.status != "draft", op_queue.c.expire_at > where.pop("live_at")))
         update = dict(values)
         if update.pop("attempts", None) == "+1":
             update["attempts"] = op_queue.c.attempts + 1
