@@ -70,8 +70,20 @@ def test_a_quotation_proposal_writes_nothing_and_its_confirm_creates_one_bill(se
         assert payload["auto"] is True and payload["op"] == "create" and payload["formId"] == "2001"
         assert payload["lines"][0]["change"] == "add"
         assert erp_total(server, admin, "2001") == before  # nothing executed by the proposal
-        events = [e["type"] for e in runtime_events(c, s["sessionId"])]
-        assert "WRITE_PROPOSAL" in events
+        proposal_event = next(e for e in runtime_events(c, s["sessionId"]) if e["type"] == "WRITE_PROPOSAL")
+        data = proposal_event["data"]
+        assert data["kind"] == "proposal" and data["interactionId"] == s["pendingInteraction"]["interactionId"]
+        assert set(data["payload"]) >= {
+            "opId",
+            "formId",
+            "formName",
+            "op",
+            "auto",
+            "summary",
+            "diff",
+            "lines",
+            "expiresAt",
+        }
         r = c.get(f"/api/ops/{op_id}")
         assert r.status_code == 200 and r.json()["state"] == "draft", r.text
         r = c.post(f"/api/ops/{op_id}/confirm")
