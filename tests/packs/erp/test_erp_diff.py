@@ -50,7 +50,7 @@ def test_values_by_label_or_column_typed_and_checked() -> None:
         CONFIG, {"单号": "x", "备注": "太长了太长了太长了太长了", "foo": 1, "details": [{"数量": "x"}]}, creating=True
     )
     fields = {p["field"] for p in problems}
-    assert fields == {"单号", "remark", "foo", "details[0].qty", "details[0].material_id", "customer_id"}
+    assert fields == {"单号", "remark", "foo", "details.0.qty", "details.0.material_id", "customer_id"}
 
 
 def test_master_diff_names_the_current_reference() -> None:

@@ -104,10 +104,16 @@ def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: 
         columns = {f["column"]: f for f in form["payload"]["fields"]}
         assert columns["customer_id"]["required"] and "bill_no" not in columns  # read-only fields are not asked
         assert form["payload"]["prefill"] == {"customer_id": "恒达自动化"}
+        assert {f["column"] for f in form["payload"]["detail"]["fields"]} == {
+            "material_id",
+            "qty",
+            "unit_price",
+            "remark",
+        }
         url = f"/api/agent/sessions/{s['sessionId']}/interactions/{form['interactionId']}"
         bad = c.post(url, json={"values": {"交期(天)": "soon", "details": [{"material_id": "M0003"}]}})
         assert bad.status_code == 422, bad.text
-        assert {p["field"] for p in bad.json()["problems"]} == {"delivery_days", "details[0].qty"}
+        assert {p["field"] for p in bad.json()["problems"]} == {"delivery_days", "details.0.qty"}
         assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] == "WAITING_USER_INPUT"
         good = {"交期(天)": 10, "details": [{"物料": "M0003", "数量": 4, "单价": 45}]}
         s = c.post(url, json={"values": good}).json()
