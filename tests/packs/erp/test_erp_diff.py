@@ -73,7 +73,7 @@ def test_lines_are_matched_by_line_number_or_material() -> None:
         {"material_id": "m2", "qty": 4, "unit_price": 22},
         {"material_id": "m3", "qty": 1},
     ]
-    assert [(c["lineNo"], c["change"]) for c in changes] == [(2, "update"), (1, "update"), (None, "add")]
+    assert [(c["lineNo"], c["change"]) for c in changes] == [(2, "update"), (1, "update"), (3, "add")]
     assert changes[0]["fields"] == [{"field": "qty", "label": "数量", "before": 3, "after": 4}]
     merged, changes, _ = merge_lines(CONFIG, LINES, [{"line_no": 1, "_delete": True}], {})
     assert merged == [{"material_id": "m2", "qty": 3, "unit_price": 22}] and changes[0]["change"] == "delete"
