@@ -141,6 +141,8 @@ def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admi
         r = owner.post(f"/api/ops/{op_id}/cancel")
         assert r.status_code == 200 and r.json()["state"] == "cancelled"
         assert owner.post(f"/api/ops/{op_id}/confirm").status_code == 409
+        with server.erp_direct(owner.headers["Authorization"].split(" ", 1)[1]) as erp:
+            assert erp.get(f"/ai/staging/{op_id}").json()["status"] == "cancelled"  # the ERP's draft too
     assert erp_total(server, admin, "2001") == before
     assert [r["tool_id"] for r in audit_rows(server, op_id)] == ["op.propose", "op.cancel"]
 
