@@ -31,7 +31,7 @@ class InvalidInput(UserError):
     def __init__(self, message: str, field: str | None = None, problems: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.field = field
-        self.problems = problems  # one {field, code, message} per problem, when there are several
+        self.problems = problems or []  # [{field, message}] when several fields are wrong
 
 
 class NotFound(UserError):

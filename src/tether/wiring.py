@@ -14,12 +14,15 @@ from tether.bus import InProcessBus
 from tether.core.pipeline import ToolPipeline
 from tether.core.ports import ChatModel
 from tether.core.prompt import load_skill_tool
+from tether.core.questions import ask_user_tool
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
 from tether.core.skills import SkillRegistry, SkillRouter, load_skills
 from tether.core.tools import ToolRegistry
 from tether.core.turn import Limits, TurnDeps
 from tether.models.planner import PlannerModel
+from tether.ops.service import OpService
+from tether.ops.store import SqlOpStore
 from tether.pack import Pack, PackEnv, load_packs, upgrade_pack
 from tether.settings import Settings
 from tether.store.audit import SqlAuditLog
@@ -41,6 +44,7 @@ class Services:
     packs: list[Pack]
     deps: TurnDeps
     audit: SqlAuditLog
+    ops: OpService
     extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
 
@@ -70,6 +74,7 @@ class Services:
             await close()
         await self.store.close()
         self.audit.close()
+        self.ops.store.close()
 
     async def _sweep(self) -> None:
         while True:
@@ -77,6 +82,7 @@ class Services:
             try:
                 await self.runtime.expire_jobs()
                 await self.runtime.recover()
+                await self.ops.sweep()
             except Exception:  # keep sweeping; the next round retries
                 log.exception("sweep failed")
 
@@ -110,6 +116,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         log.warning("skill %s is invalid and was not loaded: %s", issue.path, issue.reason)
     registry = ToolRegistry([t for p in packs for t in p.tools])
     registry.register(load_skill_tool(skill_registry))
+    registry.register(ask_user_tool())
     chat_model = model or build_model(settings, packs)
     limits = Limits(
         max_rounds=settings.max_rounds,
@@ -136,6 +143,22 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
     router = SkillRouter(skill_registry, chat_model, use_model=use_model)
     runtime = Runtime(deps, router, store)
+    executors = {e.name: e for p in packs for e in p.op_executors}
+    ops = OpService(
+        SqlOpStore(settings.database_url), runtime, audit, executors, settings.op_ttl_s, settings.op_lease_s
+    )
+    deps.services = {"ops": ops}
     return Services(
-        settings, store, bus, registry, skill_registry, chat_model, runtime, Replayer(deps, store), packs, deps, audit
+        settings,
+        store,
+        bus,
+        registry,
+        skill_registry,
+        chat_model,
+        runtime,
+        Replayer(deps, store),
+        packs,
+        deps,
+        audit,
+        ops,
     )

@@ -198,6 +198,36 @@ class Runtime:
                 raise Conflict("the session's turn runs in another tether process; cancel it there")
             return await self._cancelled(s)
 
+    async def deliver_outcome(
+        self,
+        session_id: str,
+        interaction_id: str | None,
+        result: dict[str, Any],
+        events: list[tuple[str, dict[str, Any]]],
+        who: Owner | Identity | None = None,
+    ) -> AgentSession:
+        """An op's outcome reaches its session: ``events`` (OP_RESULT, LINK) are committed first;
+        then, when the session is still waiting on that proposal, the proposal's tool message is
+        replaced by ``result`` and the model gets a round (as ``complete_interaction``). Waits
+        for a running turn rather than refusing: the outcome is already the truth in the op row."""
+        owner, identity = split_caller(who) if who is not None else (None, None)
+        async with self._lock(session_id):
+            for attempt in range(3):
+                s = await self.store.load(session_id, owner)
+                turn = self._turn(s, resumed=True, identity=identity)
+                for type_, data in events:
+                    turn.emit(type_, data)
+                try:
+                    await turn.commit()
+                    break
+                except Conflict:  # another process moved the session on: reload, emit again
+                    if attempt == 2:
+                        raise
+            waiting = {e["interactionId"] for e in s.pending_entries()}
+            if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
+                return await self._answer(s, str(interaction_id), result, identity)
+            return s
+
     async def callback(
         self, job_id: str, token: str | None, status: str, payload: Any, error: str | None
     ) -> dict[str, Any]:
@@ -435,27 +465,42 @@ class Runtime:
         message: str | None = None,
     ) -> AgentSession:
         pending = s.pending_interaction
+        if interaction_id in s.answered_interactions:
+            raise Conflict(f"interaction {interaction_id!r} is already answered")
         if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
             raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
-        if pending["interactionId"] != interaction_id:
-            raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
-        if pending["kind"] == "login":
+        entry = next((e for e in s.pending_entries() if e["interactionId"] == interaction_id), None)
+        if entry is not None and entry["kind"] == "login":
             raise Conflict("the login expired: log in again, then send your request as a new message")
-        call_id, tool_id = pending["toolCallId"], pending["toolId"]
+        if entry is not None:
+            result = self._checked_answer(entry, result)  # 422 here leaves the session waiting
+        entry = s.take_interaction(interaction_id)
+        call_id, tool_id = entry["toolCallId"], entry["toolId"]
         index = s.tool_message_index(call_id)
         if index is not None:
             s.set_message(index, tool_message(call_id, frame(tool_id, "value", result)))
         step = s.step(call_id)
         if step is not None:
             step.status, step.result, step.finished_at = "SUCCEEDED", result, time.time()
-        s.pending_interaction = None
         answered = {
             "interactionId": interaction_id,
-            "kind": pending["kind"],
+            "kind": entry["kind"],
             "toolCallId": call_id,
             "toolId": tool_id,
             "result": result,
         }
+        if s.pending_interaction is not None:  # the same message asked more: wait for the next one
+            target = (
+                Status.WAITING_CONFIRMATION
+                if s.pending_interaction["kind"] == "proposal"
+                else Status.WAITING_USER_INPUT
+            )
+            if s.status is not target:
+                s.transition(target)
+            turn = self._turn(s, resumed=True)
+            _note_answer(turn, answered, message)
+            await turn.commit()
+            return s
         if s.waiting_job_ids:
             s.transition(Status.WAITING_ASYNC_CALLBACK)
             turn = self._turn(s, resumed=True)
@@ -466,6 +511,13 @@ class Runtime:
         turn = self._turn(s, resumed=True, identity=identity)
         _note_answer(turn, answered, message)  # committed with the resumed turn's start
         return await self._drive(turn)
+
+    def _checked_answer(self, entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        """The asking tool's own check of the answer (a form's values against its schema)."""
+        asking = self.deps.pipeline.registry.get(str(entry["toolId"]))
+        if asking is None or asking.check_answer is None or entry["kind"] == "proposal":
+            return result
+        return asking.check_answer(entry.get("payload") or {}, result)
 
     async def _recover_locked(self, session_id: str) -> None:
         lock = self._lock(session_id)

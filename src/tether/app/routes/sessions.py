@@ -113,12 +113,13 @@ async def answer(
     session_id: str, interaction_id: str, body: Answer, services: ServicesDep, who: IdentityDep
 ) -> dict[str, Any]:
     s = await services.store.load(session_id, who.owner)
-    pending = s.pending_interaction or {}
-    if pending.get("kind") == "proposal":
+    entry = next((e for e in s.pending_entries() if e["interactionId"] == interaction_id), {})
+    if entry.get("kind") == "proposal":
         raise InvalidInput("a write proposal is confirmed or cancelled through /api/ops, not answered here")
     result = {"values": body.values} if body.values is not None else {"answer": body.answer}
-    if pending.get("interactionId") == interaction_id:
-        problems = check_answer(pending, result)
+    asking = services.registry.get(str(entry.get("toolId", "")))
+    if entry and (asking is None or asking.check_answer is None):  # a tool with its own check runs it itself
+        problems = check_answer(entry, result)
         if problems:
             first = problems[0]
             raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
