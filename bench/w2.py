@@ -1,4 +1,4 @@
-"""Workload W2 (../shared/bench/W2.md): a human-approved write, and whether it runs exactly once.
+"""Workload W2 (defined in docs/writes.md): a human-approved write, and whether it runs exactly once.
 
 tether's side of W2: the write tool proposes (an op in the op queue, status draft, the session
 WAITING_CONFIRMATION); *approve* is ``OpService.confirm(op_id)`` — the same call as
