@@ -24,6 +24,7 @@ from tether.pack import Pack, PackEnv, load_packs, upgrade_pack
 from tether.settings import Settings
 from tether.store.audit import SqlAuditLog
 from tether.store.sql_store import SqlStore
+from tether.telemetry import Metrics, Tracing, build_telemetry
 
 log = logging.getLogger("tether")
 
@@ -41,6 +42,8 @@ class Services:
     packs: list[Pack]
     deps: TurnDeps
     audit: SqlAuditLog
+    metrics: Metrics = field(default_factory=Metrics)
+    tracing: Tracing | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
 
@@ -70,6 +73,8 @@ class Services:
             await close()
         await self.store.close()
         self.audit.close()
+        if self.tracing is not None:
+            await asyncio.to_thread(self.tracing.shutdown)  # flushes the spans still queued
 
     async def _sweep(self) -> None:
         while True:
@@ -121,7 +126,8 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         context_tokens=settings.context_tokens,
     )
     audit = SqlAuditLog(settings.database_url)
-    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit)
+    telemetry, metrics, tracing = build_telemetry(settings)
+    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit, telemetry=telemetry)
     deps = TurnDeps(
         store,
         bus,
@@ -131,11 +137,24 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         limits,
         callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
         prompt_sections=[(p.audience, section) for p in packs for section in p.prompt_sections],
+        telemetry=telemetry,
     )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
     router = SkillRouter(skill_registry, chat_model, use_model=use_model)
     runtime = Runtime(deps, router, store)
     return Services(
-        settings, store, bus, registry, skill_registry, chat_model, runtime, Replayer(deps, store), packs, deps, audit
+        settings,
+        store,
+        bus,
+        registry,
+        skill_registry,
+        chat_model,
+        runtime,
+        Replayer(deps, store),
+        packs,
+        deps,
+        audit,
+        metrics=metrics,
+        tracing=tracing,
     )

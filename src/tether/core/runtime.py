@@ -23,6 +23,7 @@ from tether.core.pipeline import frame, summarise
 from tether.core.ports import AsyncJob, Commit, DslStore, SessionStore
 from tether.core.session import AgentSession, Identity, Owner, Status, Step, new_id, split_caller
 from tether.core.skills import SkillRouter
+from tether.core.telemetry import TURN
 from tether.core.turn import Turn, TurnDeps, hash_token
 from tether.errors import Conflict, InvalidInput, NotFound, Unauthorized
 
@@ -236,8 +237,19 @@ class Runtime:
     async def _drive(self, turn: Turn) -> AgentSession:
         s = turn.session
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(s))
+        attributes = {
+            "tether.session.id": s.session_id,
+            "tether.turn.id": turn.turn_id,
+            "tether.turn.resumed": turn.resumed,
+            "enduser.id": s.owner.user_id,
+            "tether.tenant": s.owner.tenant,
+        }
         try:
-            await run_turn(turn)
+            with self.deps.telemetry.span(TURN, attributes) as span:
+                await run_turn(turn)
+                span.set("tether.turn.outcome", s.status.value)
+                if s.status is Status.FAILED:
+                    span.fail(s.last_error or "the turn failed")
         finally:
             heartbeat.cancel()
         if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
