@@ -19,6 +19,7 @@ from tether.core.runtime import Runtime
 from tether.core.skills import SkillRegistry, SkillRouter, load_skills
 from tether.core.tools import ToolRegistry
 from tether.core.turn import Limits, TurnDeps
+from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
 from tether.models.planner import PlannerModel
 from tether.pack import Pack, PackEnv, load_packs, upgrade_pack
 from tether.settings import Settings
@@ -84,6 +85,13 @@ class Services:
                 await self.runtime.recover()
             except Exception:  # keep sweeping; the next round retries
                 log.exception("sweep failed")
+
+
+def identity_chain(services: Services) -> ProviderChain:
+    """The dev tokens, then each pack's providers in pack order: how every entry point (HTTP, MCP)
+    turns a bearer token into an identity."""
+    providers: list[IdentityProvider] = [DevTokenProvider(services.settings.dev_tokens)]
+    return ProviderChain(providers + [p for pack in services.packs for p in pack.identity_providers])
 
 
 def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
