@@ -42,6 +42,7 @@ test: lint typecheck unit
 bench: install
 	$(UV) sync --frozen --group bench
 	$(BIN)/python bench/w1.py
+	$(BIN)/python bench/w2.py
 	$(BIN)/python bench/sqlguard.py
 	$(BIN)/python bench/finance.py
 

@@ -171,6 +171,26 @@ def _where(url: str) -> str:
     return url.split("@")[-1]
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """``tether audit verify``: walk the hash chain; exit 1 naming the first row that breaks it."""
+    from tether.store.audit import SqlAuditLog
+    from tether.store.migrate import upgrade
+
+    settings = _settings(args)
+    upgrade(settings.database_url)
+    log = SqlAuditLog(settings.database_url)
+    try:
+        rows = len(log.rows())
+        broken = log.verify()
+    finally:
+        log.close()
+    if broken is not None:
+        print(f"audit log BROKEN at row id {broken}: it was changed, or a row before it was deleted or moved")
+        return 1
+    print(f"audit log intact: {rows} row(s), hash chain verified")
+    return 0
+
+
 def cmd_finance_seed(args: argparse.Namespace) -> int:
     from tether.pack import upgrade_pack
     from tether.packs.finance_cs.data import create_schema
@@ -329,6 +349,9 @@ def parser() -> argparse.ArgumentParser:
     erp_serve.set_defaults(fn=cmd_erp_serve)
     erp_seed = esub.add_parser("seed", help="create the ERP's tables and views and seed the demo company")
     erp_seed.set_defaults(fn=cmd_erp_seed)
+    audit = sub.add_parser("audit", help="audit log commands")
+    audit.add_argument("action", choices=["verify"])
+    audit.set_defaults(fn=cmd_audit)
     db = sub.add_parser("db", help="database commands")
     db.add_argument("action", choices=["upgrade"])
     db.set_defaults(fn=cmd_db)

@@ -27,9 +27,10 @@ class UserError(TetherError):
 class InvalidInput(UserError):
     """Malformed or out-of-range input (422). ``field`` names what to fix when known."""
 
-    def __init__(self, message: str, field: str | None = None) -> None:
+    def __init__(self, message: str, field: str | None = None, problems: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.field = field
+        self.problems = problems or []  # [{field, message}] when several fields are wrong
 
 
 class NotFound(UserError):

@@ -11,6 +11,8 @@ What is here:
 - the pack object ``Pack`` and its environment ``PackEnv`` (tether's settings, the public URL);
 - tools: ``tool``, ``Tool``, ``ToolContext`` and the result kinds ``Table``, ``Handle``,
   ``AsyncJobStarted``, ``Interaction``, ``ErrorResult``; declarative ``http_tool``;
+- writes: ``Op``, ``OpOutcome``, ``new_op_id``, ``draft_op``, ``propose_op`` (a draft in the op queue) and the
+  ``OpExecutor`` port a pack implements to carry confirmed ops out (``Pack.op_executors``);
 - the offline planner's hooks: ``Extractor``, ``PlannerQuestion``, ``render``;
 - identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes;
 - errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``ConfigError``;
@@ -48,6 +50,9 @@ from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolErr
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
 from tether.models.planner import Extractor, PlannerQuestion, render
+from tether.ops.executor import OpExecutor
+from tether.ops.model import Op, OpOutcome, new_op_id
+from tether.ops.proposal import draft_op, propose_op
 from tether.pack_migrate import PackMigrations, alembic_env, upgrade_pack
 from tether.sqlguard import GuardedQuery, Policy, SqlRejected, guard
 from tether.sqlguard.executor import QueryFailed, ReadOnlyExecutor
@@ -68,6 +73,9 @@ __all__ = [
     "InvalidInput",
     "LocalHandler",
     "NotFound",
+    "Op",
+    "OpExecutor",
+    "OpOutcome",
     "Owner",
     "Pack",
     "PackEnv",
@@ -85,10 +93,13 @@ __all__ = [
     "Unauthorized",
     "alembic_env",
     "create_read_engine",
+    "draft_op",
     "guard",
     "http_tool",
     "load_packs",
+    "new_op_id",
     "normalize_url",
+    "propose_op",
     "render",
     "tool",
     "upgrade_pack",
@@ -133,6 +144,7 @@ class Pack:
     prompt_sections: list[Callable[[], str]] = field(default_factory=list)  # extra system-prompt text
     audience: tuple[str, ...] = ()  # identity providers whose sessions get the prompt sections (empty: all)
     migrations: PackMigrations | None = None
+    op_executors: list[OpExecutor] = field(default_factory=list)  # carry confirmed ops out, by name
 
 
 def _module(ref: str) -> Any:

@@ -57,7 +57,11 @@ class Settings(BaseSettings):
         "beyond it are folded into the session's rolling summary",
     )
     lease_s: float = Field(30.0, gt=0, description="a RUNNING session whose runner is silent this long is recovered")
-    sweep_s: float = Field(5.0, gt=0, description="how often recovery and job expiry run")
+    sweep_s: float = Field(5.0, gt=0, description="how often recovery, job expiry and op expiry run")
+    op_ttl_s: float = Field(86_400.0, ge=60, description="a write proposal not confirmed within this expires")
+    op_lease_s: float = Field(
+        30.0, gt=0, description="an op executing this long without its runner is executed again (idempotently)"
+    )
     public_url: str = Field("http://127.0.0.1:8000", description="base URL async workers call back to")
     dev_tokens: dict[str, dict[str, Any]] = Field(
         default_factory=lambda: dict(DEFAULT_DEV_TOKENS), description="bearer token -> identity (dev provider)"

@@ -14,6 +14,7 @@ from tether.bus import InProcessBus
 from tether.core.pipeline import ToolPipeline
 from tether.core.ports import ChatModel
 from tether.core.prompt import load_skill_tool
+from tether.core.questions import ask_user_tool
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
 from tether.core.skills import SkillRegistry, SkillRouter, load_skills
@@ -21,6 +22,8 @@ from tether.core.tools import ToolRegistry
 from tether.core.turn import Limits, TurnDeps
 from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
 from tether.models.planner import PlannerModel
+from tether.ops.service import OpService
+from tether.ops.store import SqlOpStore
 from tether.pack import Pack, PackEnv, load_packs, upgrade_pack
 from tether.settings import Settings
 from tether.store.audit import SqlAuditLog
@@ -43,6 +46,7 @@ class Services:
     packs: list[Pack]
     deps: TurnDeps
     audit: SqlAuditLog
+    ops: OpService
     metrics: Metrics = field(default_factory=Metrics)
     tracing: Tracing | None = None
     extras: dict[str, Any] = field(default_factory=dict)
@@ -76,6 +80,7 @@ class Services:
         self.audit.close()
         if self.tracing is not None:
             await asyncio.to_thread(self.tracing.shutdown)  # flushes the spans still queued
+        self.ops.store.close()
 
     async def _sweep(self) -> None:
         while True:
@@ -83,6 +88,7 @@ class Services:
             try:
                 await self.runtime.expire_jobs()
                 await self.runtime.recover()
+                await self.ops.sweep()
             except Exception:  # keep sweeping; the next round retries
                 log.exception("sweep failed")
 
@@ -123,6 +129,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         log.warning("skill %s is invalid and was not loaded: %s", issue.path, issue.reason)
     registry = ToolRegistry([t for p in packs for t in p.tools])
     registry.register(load_skill_tool(skill_registry))
+    registry.register(ask_user_tool())
     chat_model = model or build_model(settings, packs)
     limits = Limits(
         max_rounds=settings.max_rounds,
@@ -151,6 +158,11 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
     router = SkillRouter(skill_registry, chat_model, use_model=use_model)
     runtime = Runtime(deps, router, store)
+    executors = {e.name: e for p in packs for e in p.op_executors}
+    ops = OpService(
+        SqlOpStore(settings.database_url), runtime, audit, executors, settings.op_ttl_s, settings.op_lease_s
+    )
+    deps.services = {"ops": ops}
     return Services(
         settings,
         store,
@@ -163,6 +175,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         packs,
         deps,
         audit,
+        ops,
         metrics=metrics,
         tracing=tracing,
     )

@@ -11,6 +11,7 @@ from typing import Any
 from tether.bus import InProcessBus
 from tether.core.pipeline import ToolPipeline
 from tether.core.prompt import load_skill_tool
+from tether.core.questions import ask_user_tool
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
 from tether.core.session import AgentSession, Owner, Status
@@ -146,6 +147,7 @@ async def harness(
     registry = ToolRegistry(tools if tools is not None else make_tools(counters))
     skill_registry = SkillRegistry(skills if skills is not None else [TEST_SKILL, EXTRA_SKILL])
     registry.register(load_skill_tool(skill_registry))
+    registry.register(ask_user_tool())
     model = ScriptedModel(replies, summaries=summaries)
     bus = InProcessBus()
     deps = TurnDeps(

@@ -36,6 +36,8 @@ def install(app: FastAPI) -> None:
         body: dict[str, object] = {"error": exc.message}
         if isinstance(exc, InvalidInput) and exc.field:
             body["field"] = exc.field
+        if isinstance(exc, InvalidInput) and exc.problems:
+            body["problems"] = exc.problems
         headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
         return JSONResponse(body, status_code=code, headers=headers)
 

@@ -31,12 +31,20 @@ def _scalar_paths(value: Any, prefix: str = "", depth: int = 0) -> list[tuple[st
     return []
 
 
+def _in_dsl(registry: ToolRegistry, tool_id: str) -> bool:
+    t = registry.get(tool_id)
+    return t is None or t.in_dsl
+
+
 def compile_dsl(session: AgentSession, turn_id: str, registry: ToolRegistry) -> DslSnapshot | None:
     """The successful steps of ``turn_id`` as a DSL; None when the turn ran no tool."""
     steps = [
         s
         for s in session.executed_steps
-        if s.turn_id == turn_id and s.status == "SUCCEEDED" and s.tool_id != "load_skill"
+        if s.turn_id == turn_id
+        and s.status == "SUCCEEDED"
+        and s.tool_id != "load_skill"
+        and _in_dsl(registry, s.tool_id)
     ]
     if not steps:
         return None

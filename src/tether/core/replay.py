@@ -2,7 +2,9 @@
 live turn, without the model, waiting for async steps, and log the execution.
 
 A replay runs in a replay session of its own (owned by the caller), so its tool calls, events
-and async jobs are recorded and observable like any session's.
+and async jobs are recorded and observable like any session's. A step that proposes a write
+stages a new draft and ends the replay (status PROPOSED): it never writes; the person confirms
+the new op through /api/ops like any other.
 """
 
 from __future__ import annotations
@@ -65,17 +67,20 @@ class Replayer:
             kind, data = outcome.kind, outcome.data
             if kind == "async_job":
                 kind, data = await self._wait(data["externalJobId"])
+            proposed = outcome.interaction is not None and outcome.interaction.kind == "proposal"
             results.append(
                 {
                     "stepId": step.step_id,
                     "toolId": step.tool_id,
                     "args": args,
                     "kind": kind,
-                    "status": "FAILED" if kind in ("error", "interaction") else "SUCCEEDED",
+                    "status": "PROPOSED" if proposed else "FAILED" if kind in ("error", "interaction") else "SUCCEEDED",
                     "output": data,
                 }
             )
             await turn.commit()
+            if proposed:  # a new draft: only a person's confirm executes it, never the replay
+                break
             if kind == "error":
                 error = f"step {step.step_id} ({step.tool_id}) failed: {data.get('error')}"
                 break
@@ -83,7 +88,7 @@ class Replayer:
                 error = f"step {step.step_id} ({step.tool_id}) needs a person; replays cannot answer for them"
                 break
             outputs[step.step_id] = data
-        status = "FAILED" if error else "SUCCEEDED"
+        status = "FAILED" if error else "PROPOSED" if results and results[-1]["status"] == "PROPOSED" else "SUCCEEDED"
         s.transition(Status.FAILED if error else Status.SUCCEEDED)
         s.last_error = error
         turn.emit(EventType.TURN_FINISHED, {"status": status, "reason": error})

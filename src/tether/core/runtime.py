@@ -17,8 +17,8 @@ from typing import Any
 
 from tether.core.dsl import compile_dsl
 from tether.core.events import EventType
-from tether.core.loop import run_turn
-from tether.core.messages import tool_message
+from tether.core.loop import Decision, run_turn
+from tether.core.messages import ModelReply, ToolCall, tool_message
 from tether.core.pipeline import frame, summarise
 from tether.core.ports import AsyncJob, Commit, DslStore, SessionStore
 from tether.core.session import AgentSession, Identity, Owner, Status, Step, new_id, split_caller
@@ -84,6 +84,41 @@ class Runtime:
             self.spawn(self._drive_locked(turn))
             return s
         return await self._drive_locked(turn)
+
+    async def start_tool_session(
+        self, who: Identity, tool_name: str, arguments: dict[str, Any], title: str, via: str
+    ) -> AgentSession:
+        """A session begun by one direct tool call from another protocol (``via``: "mcp"): the call
+        is the turn's only step, through the same pipeline, identity and grants as a model's call,
+        and no model runs. A question, form or proposal leaves the session waiting for its person
+        exactly as a turn's would (a proposal's op belongs to this session; a person confirms it
+        through ``/api/ops``); any other result ends it — an error result as FAILED."""
+        check_message(title)
+        s = AgentSession.new(who.owner, title, {"_provider": who.provider, "_via": via})
+        s.transcript.append({"role": "system", "content": ""})
+        s.transcript.append({"role": "user", "content": title})
+        turn = self._turn(s, resumed=False, identity=who)
+        turn.emit(EventType.SESSION_STARTED, {"query": title, "title": s.title, "via": via})
+        turn.open()
+        turn.allowed = frozenset({tool_name})
+        async with self._lock(s.session_id):
+            await self.store.create(Commit(s, turn.pending))
+            for e in turn.pending:
+                self.deps.bus.publish(e)
+            turn.pending = []
+            call = ToolCall(new_id("call"), tool_name, json.dumps(arguments, ensure_ascii=False))
+            decision = await turn.act(ModelReply(tool_calls=[call], meta={"via": via}))
+            if decision in (Decision.WAIT_USER, Decision.WAIT_CONFIRMATION, Decision.WAIT_CALLBACK):
+                await turn.finish(decision)
+                return s
+            step = s.step(call.id)
+            if step is not None and step.status == "FAILED":
+                error = step.result.get("error") if isinstance(step.result, dict) else None
+                await turn.fail(str(error or f"{tool_name} failed"))
+                return s
+            s.append({"role": "assistant", "content": f"{tool_name} finished"})
+            await turn.finish(Decision.FINAL)
+            return s
 
     async def post_message(
         self, session_id: str, who: Owner | Identity, message: str, wait: bool = True
@@ -154,6 +189,36 @@ class Runtime:
             return await self._answer(s, interaction_id, result, identity)
         finally:
             lock.release()
+
+    async def deliver_outcome(
+        self,
+        session_id: str,
+        interaction_id: str | None,
+        result: dict[str, Any],
+        events: list[tuple[str, dict[str, Any]]],
+        who: Owner | Identity | None = None,
+    ) -> AgentSession:
+        """An op's outcome reaches its session: ``events`` (OP_RESULT, LINK) are committed first;
+        then, when the session is still waiting on that proposal, the proposal's tool message is
+        replaced by ``result`` and the model gets a round (as ``complete_interaction``). Waits
+        for a running turn rather than refusing: the outcome is already the truth in the op row."""
+        owner, identity = split_caller(who) if who is not None else (None, None)
+        async with self._lock(session_id):
+            for attempt in range(3):
+                s = await self.store.load(session_id, owner)
+                turn = self._turn(s, resumed=True, identity=identity)
+                for type_, data in events:
+                    turn.emit(type_, data)
+                try:
+                    await turn.commit()
+                    break
+                except Conflict:  # another process moved the session on: reload, emit again
+                    if attempt == 2:
+                        raise
+            waiting = {e["interactionId"] for e in s.pending_entries()}
+            if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
+                return await self._answer(s, str(interaction_id), result, identity)
+            return s
 
     async def callback(
         self, job_id: str, token: str | None, status: str, payload: Any, error: str | None
@@ -303,26 +368,46 @@ class Runtime:
         self, s: AgentSession, interaction_id: str, result: dict[str, Any], identity: Identity | None = None
     ) -> AgentSession:
         pending = s.pending_interaction
+        if interaction_id in s.answered_interactions:
+            raise Conflict(f"interaction {interaction_id!r} is already answered")
         if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
             raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
-        if pending["interactionId"] != interaction_id:
-            raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
-        if pending["kind"] == "login":
+        entry = next((e for e in s.pending_entries() if e["interactionId"] == interaction_id), None)
+        if entry is not None and entry["kind"] == "login":
             raise Conflict("the login expired: log in again, then send your request as a new message")
-        call_id, tool_id = pending["toolCallId"], pending["toolId"]
+        if entry is not None:
+            result = self._checked_answer(entry, result)  # 422 here leaves the session waiting
+        entry = s.take_interaction(interaction_id)
+        call_id, tool_id = entry["toolCallId"], entry["toolId"]
         index = s.tool_message_index(call_id)
         if index is not None:
             s.set_message(index, tool_message(call_id, frame(tool_id, "value", result)))
         step = s.step(call_id)
         if step is not None:
             step.status, step.result, step.finished_at = "SUCCEEDED", result, time.time()
-        s.pending_interaction = None
+        if s.pending_interaction is not None:  # the same message asked more: wait for the next one
+            target = (
+                Status.WAITING_CONFIRMATION
+                if s.pending_interaction["kind"] == "proposal"
+                else Status.WAITING_USER_INPUT
+            )
+            if s.status is not target:
+                s.transition(target)
+            await self._turn(s, resumed=True).commit()
+            return s
         if s.waiting_job_ids:
             s.transition(Status.WAITING_ASYNC_CALLBACK)
             turn = self._turn(s, resumed=True)
             await turn.commit()
             return s
         return await self._continue(s, identity)
+
+    def _checked_answer(self, entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        """The asking tool's own check of the answer (a form's values against its schema)."""
+        asking = self.deps.pipeline.registry.get(str(entry["toolId"]))
+        if asking is None or asking.check_answer is None or entry["kind"] == "proposal":
+            return result
+        return asking.check_answer(entry.get("payload") or {}, result)
 
     async def _recover_locked(self, session_id: str) -> None:
         async with self._lock(session_id):

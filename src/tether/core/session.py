@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.errors import IllegalTransition
+from tether.errors import Conflict, IllegalTransition, NotFound
 
 
 class Status(enum.StrEnum):
@@ -26,6 +26,7 @@ class Status(enum.StrEnum):
     CANCELLED = "CANCELLED"
 
 
+MAX_ANSWERED = 100
 WAITING = frozenset({Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION})
 
 # from -> allowed targets. A failed session may be retried by a new user message.
@@ -35,8 +36,14 @@ _TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.FAILED: frozenset({Status.RUNNING}),
     Status.WAITING_ASYNC_CALLBACK: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
     # answered while async jobs of the same message are still out: back to waiting for them
-    Status.WAITING_USER_INPUT: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
-    Status.WAITING_CONFIRMATION: frozenset({Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK}),
+    # several interactions of one message are answered one by one: between them the session waits
+    # for the next (a question after a proposal, or the other way round)
+    Status.WAITING_USER_INPUT: frozenset(
+        {Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK, Status.WAITING_CONFIRMATION}
+    ),
+    Status.WAITING_CONFIRMATION: frozenset(
+        {Status.RUNNING, Status.CANCELLED, Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT}
+    ),
     Status.CANCELLED: frozenset(),
 }
 
@@ -133,6 +140,7 @@ class AgentSession:
     last_dsl_id: str | None = None
     summary: str | None = None  # the rolling summary of the turns folded out of the prompt (core/memory.py)
     summary_upto: int = 0  # transcript messages before this index are folded into ``summary``
+    answered_interactions: list[str] = field(default_factory=list)  # the latest answered ids (a repeat is 409)
     version: int = 0
     last_seq: int = 0  # the last event sequence number assigned in this session
     created_at: float = field(default_factory=time.time)
@@ -165,6 +173,36 @@ class AgentSession:
         self.transcript[index] = message
         if index < self.persisted_count:
             self.replaced.add(index)
+
+    def pending_entries(self) -> list[dict[str, Any]]:
+        """Every interaction waiting for the user, in order: the head (``pending_interaction``)
+        and those queued behind it by the same assistant message."""
+        head = self.pending_interaction
+        if not head:
+            return []
+        first = {k: v for k, v in head.items() if k != "queued"}
+        return [first, *head.get("queued", [])]
+
+    def queue_interaction(self, entry: dict[str, Any]) -> None:
+        head = self.pending_interaction
+        if head is None:
+            self.pending_interaction = entry
+        else:
+            self.pending_interaction = {**head, "queued": [*head.get("queued", []), entry]}
+
+    def take_interaction(self, interaction_id: str) -> dict[str, Any]:
+        """Remove one pending interaction (answered): the next one becomes the head.
+        An interaction answered before raises ``Conflict``; an unknown one ``NotFound``."""
+        if interaction_id in self.answered_interactions:
+            raise Conflict(f"interaction {interaction_id!r} is already answered")
+        entries = self.pending_entries()
+        entry = next((e for e in entries if e["interactionId"] == interaction_id), None)
+        if entry is None:
+            raise NotFound(f"interaction {interaction_id!r} is not pending in this session")
+        rest = [e for e in entries if e is not entry]
+        self.pending_interaction = {**rest[0], "queued": rest[1:]} if rest else None
+        self.answered_interactions = [*self.answered_interactions[-(MAX_ANSWERED - 1) :], interaction_id]
+        return entry
 
     def tool_message_index(self, tool_call_id: str) -> int | None:
         for i in range(len(self.transcript) - 1, -1, -1):

@@ -121,6 +121,12 @@ class Tool:
     # An async tool that can also run outside a session: where its outcome is polled, "{job_id}"
     # standing for the job's id. Without one, POST /tools/{name} does not serve the tool.
     poll_url: str | None = None
+    # an interaction's answer checked by the tool that asked: (interaction payload, answer) -> the
+    # answer the model gets; raises InvalidInput (with problems) to keep the session waiting
+    check_answer: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    # False: a compiled DSL leaves the step out — it only asked a person (a question, a form), and
+    # the later steps carry what they answered as literals
+    in_dsl: bool = True
 
     @property
     def schema_hash(self) -> str:

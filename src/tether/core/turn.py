@@ -59,6 +59,7 @@ class TurnDeps:
     telemetry: Telemetry = field(default_factory=NoTelemetry)  # spans and metrics (tether.telemetry)
 
 
+ALWAYS_ALLOWED = frozenset({"load_skill", "ask_user"})  # built-in tools every turn may call
 INTERACTION_EVENTS = {
     "question": EventType.QUESTION,
     "form": EventType.FORM_COLLECT,
@@ -124,7 +125,7 @@ class Turn:
 
     def _refresh_tools(self) -> None:
         skills = self.deps.skills
-        self.allowed = skills.allowed_tools(self.session.selected_skill_ids) | {"load_skill"}
+        self.allowed = skills.allowed_tools(self.session.selected_skill_ids) | ALWAYS_ALLOWED
         registry = self.deps.pipeline.registry
         tools = [t for n in registry.names() if n in self.allowed and (t := registry.get(n)) is not None]
         provider = self.session.global_context.get("_provider")
@@ -260,14 +261,15 @@ class Turn:
         if outcome.interaction is not None:
             it = outcome.interaction
             iid = it.interaction_id or f"int-{secrets.token_hex(8)}"
-            s.pending_interaction = {
+            entry = {
                 "interactionId": iid,
                 "kind": it.kind,
                 "toolCallId": call.id,
                 "toolId": call.name,
                 "payload": it.payload,
             }
-            self.emit(INTERACTION_EVENTS.get(it.kind, EventType.QUESTION), dict(s.pending_interaction))
+            s.queue_interaction(entry)  # several of one message wait in order, each answered by id
+            self.emit(INTERACTION_EVENTS.get(it.kind, EventType.QUESTION), dict(entry))
         return False
 
     def _context(self, call: ToolCall) -> ToolContext:

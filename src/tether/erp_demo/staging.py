@@ -4,7 +4,8 @@ ERP-side executor that carries them out — in one transaction, through the ERP'
 
 Life of an op: ``draft`` (staged) → ``confirmed`` (a manual op checked and waiting for the user in
 the native form) → ``executed`` | ``failed``; ``cancelled`` and ``expired`` end it without a write.
-A terminal op answers every later call with its recorded outcome and executes nothing again.
+A terminal op answers every later call with its recorded outcome and executes nothing again —
+except ``failed``: a failed op wrote nothing (one transaction), so executing it again is a retry.
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ def finish(conn: sa.Connection, user: User, op: Any, action: Callable[[], writes
 def execute(conn: sa.Connection, user: User, op_id: str, mode: Any) -> Any:
     """``execStaging``: execute (auto ops) or validate (manual ops); terminal ops answer as before."""
     op = expire(conn, owned(conn, user, op_id, lock=True))
-    if op.status in TERMINAL:
+    if op.status in TERMINAL and op.status != "failed":  # a failed op wrote nothing: it may be retried
         return op
     mode = mode if mode is not None else ("execute" if op.auto_execute else "validate")
     if mode not in ("execute", "validate"):

@@ -32,7 +32,7 @@ from tether import __version__
 from tether.core.messages import ToolCall
 from tether.core.session import Identity, new_id
 from tether.core.tools import JobTicket, Tool, ToolContext
-from tether.errors import Unauthorized
+from tether.errors import InvalidInput, Unauthorized
 from tether.identity import IdentityProvider
 from tether.wiring import Services
 
@@ -42,6 +42,10 @@ INSTRUCTIONS = (
     "to what you may see. Writes are proposals: confirming one is a person's action in tether, not a tool."
 )
 HIDDEN = frozenset({"load_skill"})
+# tools that ask a person: elicited from the MCP client's user where it supports elicitation,
+# returned as structured content (the question or form) otherwise
+PERSON_TOOLS = frozenset({"ask_user", "collect_form"})
+CONFIRM_HINT = "a person confirms it over HTTP: POST /api/ops/{op_id}/confirm (or cancels: …/cancel)"
 UNAUTHORIZED = -32001  # a server-defined JSON-RPC error code
 
 
@@ -112,8 +116,65 @@ class TetherMcp:
         name = params.name
         if name not in {t.name for t in self.offered()}:
             return _error(f"no tool named {name!r}")
-        body = await self.run_tool(who, name, params.arguments or {})
-        return _result(body)
+        args = params.arguments or {}
+        tool = self.services.registry.get(name)
+        assert tool is not None
+        if name in PERSON_TOOLS:
+            return await self._ask_person(ctx, who, tool, args)
+        if not tool.read_only and not tool.is_async:
+            return _result(await self.run_in_session(who, name, args))
+        return _result(await self.run_tool(who, name, args))
+
+    async def run_in_session(self, who: Identity, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A tool with side effects (``propose_write``) runs as the only step of a tether session of
+        its own, so a proposal it makes is a draft op of that session — listed at ``/api/ops`` and
+        confirmed there by a person, never by an MCP tool. Nothing is executed here."""
+        title = f"MCP: {name}"
+        s = await self.services.runtime.start_tool_session(who, name, args, title, via="mcp")
+        pending = s.pending_entries()
+        base = {"tool": name, "sessionId": s.session_id, "status": s.status.value}
+        if pending and pending[0]["kind"] == "proposal":
+            proposal = dict(pending[0]["payload"])
+            op_id = str(proposal.get("opId", ""))
+            data = {
+                **proposal,
+                "confirm": CONFIRM_HINT.replace("{op_id}", op_id),
+                "interactionId": pending[0]["interactionId"],
+            }
+            return {**base, "kind": "proposal", "data": data}
+        if pending:  # the tool asked something first (an ambiguous value): answer it in the session
+            entry = pending[0]
+            data = {"kind": entry["kind"], "payload": entry["payload"], "interactionId": entry["interactionId"]}
+            return {**base, "kind": "interaction", "data": data}
+        if s.status.value == "FAILED":
+            return {**base, "kind": "error", "data": {"error": s.last_error or f"{name} failed", "retryable": False}}
+        step = s.step(s.executed_steps[-1].tool_call_id) if s.executed_steps else None
+        return {**base, "kind": "value", "data": step.result if step is not None else None}
+
+    async def _ask_person(self, ctx: Any, who: Identity, tool: Tool, args: dict[str, Any]) -> types.CallToolResult:
+        body = await self.run_tool(who, tool.name, args)
+        if body["kind"] != "interaction":
+            return _result(body)  # refused (an ungranted form, bad arguments) or a plain value
+        kind, payload = body["data"]["kind"], body["data"]["payload"]
+        session = getattr(ctx, "session", None)
+        capabilities = getattr(session, "client_capabilities", None)
+        if session is None or capabilities is None or capabilities.elicitation is None or not session.can_send_request:
+            return _result(body)  # the client cannot elicit: it gets the question or form to show
+        message, schema = elicitation(kind, payload)
+        reply = await session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        if reply.action != "accept":
+            return _result({"tool": tool.name, "kind": "value", "data": {"action": reply.action}})
+        answer: dict[str, Any] = (
+            {"answer": (reply.content or {}).get("answer")} if kind == "question" else {"values": reply.content or {}}
+        )
+        if tool.check_answer is not None:  # the same server-side check as an answer over HTTP
+            try:
+                answer = tool.check_answer(payload, answer)
+            except InvalidInput as exc:
+                problems = getattr(exc, "problems", None)
+                data = {"error": exc.message, "problems": problems, "retryable": True}
+                return _result({"tool": tool.name, "kind": "error", "data": data})
+        return _result({"tool": tool.name, "kind": "value", "data": {"action": "accept", **answer}})
 
     async def run_tool(self, who: Identity, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """One call through the pipeline as the caller, exactly as ``POST /tools/{name}`` runs it."""
@@ -164,6 +225,58 @@ class McpHttpApp:
                 await response(scope, receive, send)
                 return
         await self.manager.handle_request(scope, receive, send)
+
+
+JSON_TYPES = {"number": "number", "integer": "integer", "bool": "boolean"}
+
+
+def elicitation(kind: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A question or form as an MCP elicitation: a message and a flat schema of primitive fields
+    (what elicitation allows; a form's detail lines are not elicited)."""
+    if kind == "question":
+        answer: dict[str, Any] = {"type": "string", "title": "answer"}
+        values = [o["value"] for o in payload.get("options") or []]
+        if values and not payload.get("allowFreeText", True):
+            answer["enum"] = values
+        elif values:
+            answer["description"] = "e.g. " + ", ".join(values)
+        return str(payload.get("question") or "?"), {
+            "type": "object",
+            "properties": {"answer": answer},
+            "required": ["answer"],
+        }
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    prefill = payload.get("prefill") or {}
+    for f in payload.get("fields") or []:
+        column = str(f["column"])
+        prop: dict[str, Any] = {
+            "type": JSON_TYPES.get(str(f.get("type")), "string"),
+            "title": str(f.get("label") or column),
+        }
+        options = f.get("options")
+        if options and prop["type"] == "string":
+            prop["enum"] = [_option_value(o) for o in options]
+        if f.get("type") == "date":
+            prop["format"] = "date"
+        if f.get("maxLength") and prop["type"] == "string":
+            prop["maxLength"] = int(f["maxLength"])
+        default = prefill.get(column, f.get("default"))
+        if default is not None and not isinstance(default, dict | list):
+            prop["default"] = default
+        properties[column] = prop
+        if f.get("required"):
+            required.append(column)
+    name = payload.get("formName") or payload.get("formId")
+    return f"Fill in {name}", {"type": "object", "properties": properties, "required": required}
+
+
+def _option_value(option: Any) -> str:
+    if isinstance(option, dict):
+        return str(option.get("value", option))
+    if isinstance(option, list | tuple) and option:
+        return str(option[0])
+    return str(option)
 
 
 def _result(body: dict[str, Any]) -> types.CallToolResult:

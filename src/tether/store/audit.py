@@ -3,7 +3,9 @@ appended as a row whose ``hash`` covers the row and the previous row's hash, so 
 deleted row breaks the chain (``verify``). Rows are never updated or deleted by tether.
 
 Arguments are what the model sent; credentials never reach them (they live only in the
-``ToolContext``).
+``ToolContext``). Op actions (propose, confirm, cancel, expire, execute) are rows of the same
+chain: ``tool_id`` is ``op.<action>``, ``tool_call_id`` the op id, ``args`` the details (brand,
+form, payload, diff, result), ``outcome`` the op's status after the action.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from tether.core.session import Owner
 from tether.core.tools import ToolContext
 from tether.store.database import create_read_engine, normalize_url
 from tether.store.tables import audit_log
@@ -46,6 +49,23 @@ class SqlAuditLog:
             "tool_call_id": ctx.tool_call_id,
             "tool_id": tool_id,
             "args": json.dumps(args, ensure_ascii=False, sort_keys=True, default=str),
+            "outcome": outcome,
+        }
+        async with self._lock:
+            await asyncio.to_thread(self._append, row)
+
+    async def record_action(
+        self, owner: Owner, session_id: str | None, action: str, op_id: str, details: dict[str, Any], outcome: str
+    ) -> None:
+        """An op's action as one chained row (never a credential: callers pass business data only)."""
+        row = {
+            "at": round(time.time(), 6),
+            "user_id": owner.user_id,
+            "tenant": owner.tenant,
+            "session_id": session_id or "",
+            "tool_call_id": op_id,
+            "tool_id": f"op.{action}",
+            "args": json.dumps(details, ensure_ascii=False, sort_keys=True, default=str),
             "outcome": outcome,
         }
         async with self._lock:

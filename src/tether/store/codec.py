@@ -85,6 +85,7 @@ def session_state(s: AgentSession) -> str:
             "lastDslId": s.last_dsl_id,
             "summary": s.summary,
             "summaryUpto": s.summary_upto,
+            "answered": s.answered_interactions,
         }
     )
 
@@ -189,6 +190,7 @@ def session_from_row(row: Row, bodies: list[str]) -> AgentSession:
         last_dsl_id=state.get("lastDslId"),
         summary=state.get("summary"),
         summary_upto=int(state.get("summaryUpto") or 0),
+        answered_interactions=list(state.get("answered") or []),
         version=row["version"],
         last_seq=int(row["last_seq"]),
         created_at=row["created_at"],

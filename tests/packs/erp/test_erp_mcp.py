@@ -107,3 +107,89 @@ def test_mcp_without_a_known_token_is_refused(erp_server: ErpServer) -> None:
     with pytest.raises(BaseException) as refused:  # the SDK's client sees the 401 as an error response
         mcp_call(erp_server, None, lambda s: s.list_tools())
     assert "MCPError" in repr(refused.value)
+
+
+def _erp_write(server: ErpServer, token: str, body: dict[str, Any]) -> dict[str, Any]:
+    with server.erp_direct(token) as erp:
+        r = erp.post("/addUpdateDelBusinessData", json=body)
+        assert r.status_code == 200, r.text
+        out: dict[str, Any] = r.json()
+        return out
+
+
+def test_a_proposal_over_mcp_is_a_draft_op_that_executes_nothing(erp_server: ErpServer) -> None:
+    token = erp_server.token("sales01")
+    data = {"customer_id": facts.SALES01_CUSTOMER[0], "remark": "原备注"}
+    bill = _erp_write(
+        erp_server,
+        token,
+        {"sFormId": "2001", "handleType": "add", "data": data, "details": [{"material_id": "M0001", "qty": 5}]},
+    )
+    args = {"form_id": "2001", "op": "update", "record_id": bill["sId"], "payload": {"remark": "请加急发货"}}
+
+    async def session(s: ClientSession) -> tuple[list[str], types.CallToolResult]:
+        names = [t.name for t in (await s.list_tools()).tools]
+        return names, await s.call_tool("propose_write", args)
+
+    names, result = mcp_call(erp_server, token, session)
+    assert "propose_write" in names and not [n for n in names if "confirm" in n]  # confirming is not a tool
+    body = structured(result)
+    assert not result.is_error and body["kind"] == "proposal", body
+    proposal = body["data"]
+    op_id = proposal["opId"]
+    assert proposal["diff"] == [{"field": "remark", "label": "备注", "before": "原备注", "after": "请加急发货"}]
+    assert f"/api/ops/{op_id}/confirm" in proposal["confirm"]
+    assert body["status"] == "WAITING_CONFIRMATION"
+    with erp_server.client(token) as c:
+        op = c.get(f"/api/ops/{op_id}").json()
+        assert op["status"] == "draft" and op["sessionId"] == body["sessionId"]
+        with erp_server.erp_direct(token) as erp:
+            record = erp.get(f"/getBusinessDataById/2001/{bill['sId']}").json()
+        assert record["master"]["remark"] == "原备注"  # nothing was executed
+        session = c.get(f"/api/agent/sessions/{body['sessionId']}").json()
+        assert session["pendingInteraction"]["kind"] == "proposal"
+        assert [st["toolId"] for st in session["executedSteps"]] == ["propose_write"]
+    with erp_server.client(erp_server.token("sales02")) as other:  # another user does not see it
+        assert other.get(f"/api/ops/{op_id}").status_code == 404
+
+
+def test_questions_and_forms_elicit_where_the_client_can_and_are_content_otherwise(erp_server: ErpServer) -> None:
+    token = erp_server.token("sales01")
+    seen: list[types.ElicitRequestFormParams] = []
+    answers: list[dict[str, Any]] = [{"answer": "B"}, {"answer": "Z"}, {}]
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        seen.append(params)
+        return types.ElicitResult(action="accept", content=answers[len(seen) - 1])
+
+    question = {"question": "A or B?", "options": ["A", "B"], "allow_free_text": False}
+
+    async def with_elicitation(url: str) -> list[types.CallToolResult]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+            streamable_http_client(url + "/mcp", http_client=http) as (read, write, *_),
+            ClientSession(read, write, elicitation_callback=elicit) as s,
+        ):
+            await s.initialize()
+            return [
+                await s.call_tool("ask_user", question),
+                await s.call_tool("ask_user", question),
+                await s.call_tool("collect_form", {"form_id": "2001"}),
+                await s.call_tool("collect_form", {"form_id": "4001"}),  # not granted: refused, nothing asked
+            ]
+
+    picked, wrong, empty_form, ungranted = asyncio.run(with_elicitation(erp_server.url))
+    assert structured(picked)["data"] == {"action": "accept", "answer": "B"}
+    assert seen[0].requested_schema["properties"]["answer"]["enum"] == ["A", "B"]
+    assert wrong.is_error and "option" in structured(wrong)["data"]["error"]
+    assert empty_form.is_error and structured(empty_form)["data"]["problems"]  # checked on the server
+    assert "customer_id" in seen[2].requested_schema["properties"]
+    assert len(seen) == 3
+    assert ungranted.is_error and NO_ACCESS in structured(ungranted)["data"]["error"]
+
+    async def without(s: ClientSession) -> types.CallToolResult:  # no elicitation: the form as content
+        return await s.call_tool("collect_form", {"form_id": "2001"})
+
+    form = structured(mcp_call(erp_server, token, without))
+    assert form["kind"] == "interaction" and form["data"]["kind"] == "form"
+    assert "customer_id" in {f["column"] for f in form["data"]["payload"]["fields"]}

@@ -1,5 +1,6 @@
-"""A model that obeys hostile ERP text still cannot write: the ERP pack has no write tool, every
-call goes through the pipeline's allowed set and the read whitelist. Driven by a scripted model
+"""A model that obeys hostile ERP text still cannot write: its one write tool only proposes (a
+draft the person must confirm, showing exactly what would change), every call goes through the
+pipeline's allowed set and the read whitelist. Driven by a scripted model
 inside a real server (uvicorn in a thread) that talks to the demo ERP over HTTP."""
 
 from __future__ import annotations
@@ -83,11 +84,24 @@ def test_a_model_obeying_hostile_text_still_cannot_write(scripted_server: tuple[
         quotations, stock = _rows(erp, "2001")["total"], _rows(erp, "4001", material_code="M0001")["rows"]
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
             s = c.post("/api/agent/sessions", json={"message": "看一下这张报价单 qt-1-hostile-1"}).json()
-        assert s["status"] == "SUCCEEDED", s["lastError"]
-        steps = {st["toolId"]: st for st in s["executedSteps"]}
-        assert steps["lookup_record"]["status"] == "SUCCEEDED"
-        for refused in ("propose_write", "delete_records", "read_form_data"):
-            assert steps[refused]["status"] == "FAILED"
+            assert s["status"] == "WAITING_CONFIRMATION", s["lastError"]
+            steps = {st["toolId"]: st for st in s["executedSteps"]}
+            assert steps["lookup_record"]["status"] == "SUCCEEDED"
+            assert steps["propose_write"]["status"] == "PENDING"  # a proposal, waiting for the person
+            for refused in ("delete_records", "read_form_data"):
+                assert steps[refused]["status"] == "FAILED"
+            proposal = s["pendingInteraction"]["payload"]
+            assert proposal["op"] == "delete" and proposal["auto"] is False
+            assert proposal["diff"] == [
+                {"field": "record", "label": "报价单", "before": proposal["summary"].split()[-1], "after": None}
+            ]
+            assert _rows(erp, "2001")["total"] == quotations  # nothing deleted without a confirm
+            r = c.post(f"/api/ops/{proposal['opId']}/cancel")
+            assert r.status_code == 200 and r.json()["state"] == "cancelled", r.text
+            deadline = time.monotonic() + 30
+            while c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] != "SUCCEEDED":
+                assert time.monotonic() < deadline, "the session did not resume after the cancel"
+                time.sleep(0.1)
         assert _rows(erp, "2001")["total"] == quotations
         assert _rows(erp, "4001", material_code="M0001")["rows"] == stock
     model.assert_consumed()

@@ -72,8 +72,8 @@ async def answer(
     session_id: str, interaction_id: str, body: Answer, services: ServicesDep, who: IdentityDep
 ) -> dict[str, Any]:
     s = await services.store.load(session_id, who.owner)
-    pending = s.pending_interaction or {}
-    if pending.get("kind") == "proposal":
+    entry = next((e for e in s.pending_entries() if e["interactionId"] == interaction_id), {})
+    if entry.get("kind") == "proposal":
         raise InvalidInput("a write proposal is confirmed or cancelled through /api/ops, not answered here")
     result = {"values": body.values} if body.values is not None else {"answer": body.answer}
     return session_view(await services.runtime.complete_interaction(session_id, who, interaction_id, result))

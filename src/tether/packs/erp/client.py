@@ -95,3 +95,17 @@ class ErpClient:
 
     async def record(self, token: str, form_id: str, record_id: str) -> dict[str, Any]:
         return await self._call("GET", f"/getBusinessDataById/{form_id}/{record_id}", token)
+
+    # ---- staging (seed §10): drafts as the user, executed only after a person's confirm -----------
+
+    async def stage(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._call("POST", "/ai/staging", token, json=body)
+
+    async def staged(self, token: str, op_id: str) -> dict[str, Any]:
+        return await self._call("GET", f"/ai/staging/{op_id}", token)
+
+    async def exec_staging(self, token: str, op_id: str, mode: str) -> dict[str, Any]:
+        return await self._call("POST", f"/ai/execStaging/{op_id}", token, json={"mode": mode})
+
+    async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
+        return await self._call("POST", f"/ai/cancelStaging/{op_id}", token)

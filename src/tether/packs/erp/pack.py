@@ -16,10 +16,13 @@ from typing import Any
 
 from tether.pack import Pack, PackEnv, PackMigrations, ReadOnlyExecutor, create_read_engine, normalize_url
 from tether.packs.erp.client import ErpClient
+from tether.packs.erp.executor import ErpOpExecutor
+from tether.packs.erp.forms import build_collect_form
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.planner_rules import extract
 from tether.packs.erp.prompt import RULES, domain_map
+from tether.packs.erp.proposals import build_propose_write
 from tether.packs.erp.query import QueryService
 from tether.packs.erp.routes import build_router
 from tether.packs.erp.settings import ErpPackSettings
@@ -65,7 +68,7 @@ def pack(env: PackEnv) -> Pack:
 
     return Pack(
         name="erp",
-        tools=build_tools(erp),
+        tools=[*build_tools(erp), build_collect_form(erp), build_propose_write(erp)],
         skill_dirs=[SKILLS],
         extractors=[extract],
         startup=startup,
@@ -75,4 +78,5 @@ def pack(env: PackEnv) -> Pack:
         migrations=PackMigrations(MIGRATIONS, env.settings.database_url, VERSION_TABLE, HEAD),
         prompt_sections=[lambda: RULES, lambda: domains[0]],
         audience=(provider.name,),
+        op_executors=[ErpOpExecutor(erp.client)],
     )

@@ -178,6 +178,7 @@ _NEW_QUOTE_FOR = re.compile(r"(?:新建|新开|开|做)(?:一张|一份)?报价�
 
 
 def _new_quotation(query: str) -> dict[str, Any] | None:
+    """新建一张报价单给<客户> → the quotation form (customer prefilled) → a create proposal."""
     match = _NEW_QUOTE_FOR.search(query)
     if not match:
         return None
@@ -185,14 +186,89 @@ def _new_quotation(query: str) -> dict[str, Any] | None:
     if not customer:
         return None
     return {
-        "plan": _read("2001", {"customer_name": customer}, 5),
-        "answer": f"为 {customer} 新建报价：写入要经过确认（提议 → 你确认 → ERP 执行），此版本尚未开放写入。"
-        "以下是该客户最近的报价单（共 ${prev.total} 张），可作参考：\n\n"
-        f"${{prev|table:{DISPLAY['orders'].replace('delivery_date,', '')}}}",
+        "plan": [
+            {"tool": "collect_form", "args": {"form_id": "2001", "prefill": {"customer_id": customer}}},
+            {"tool": "propose_write", "args": {"form_id": "2001", "op": "create", "payload": "${prev.values}"}},
+        ],
+        "answer": WRITE_ANSWER,
     }
 
 
-RULES = (_new_quotation, _quotation, _reconciliation, _sales_summary, _receivables, _stock, _orders)
+_QUOTE_FOR = re.compile(r"给(?:客户)?(?P<customer>[^：:，,]+?)报价[：:](?P<lines>.+)$")
+_QUOTE_LINE = re.compile(
+    r"^\s*(?P<material>[^\s，,]+?)\s*(?P<qty>\d+(?:\.\d+)?)\s*"
+    r"(?:个|台|套|件|米|根|盒|吨|公斤|张|片)?\s*[，,]?\s*单价\s*(?P<price>\d+(?:\.\d+)?)\s*(?:元)?\s*$"
+)
+WRITE_ANSWER = "${prev.text}"
+
+
+def _quote_with_lines(query: str) -> dict[str, Any] | None:
+    """给<客户>报价：<物料> <数量>个，单价<价格>[；<物料> ...] → a complete create proposal."""
+    match = _QUOTE_FOR.search(query)
+    if not match:
+        return None
+    lines = []
+    for part in re.split(r"[；;]", match["lines"].strip().rstrip("。")):
+        line = _QUOTE_LINE.match(part)
+        if not line:
+            return None
+        lines.append({"material_id": line["material"], "qty": float(line["qty"]), "unit_price": float(line["price"])})
+    payload = {"customer_id": _clean(match["customer"]), "details": lines}
+    return {
+        "plan": [{"tool": "propose_write", "args": {"form_id": "2001", "op": "create", "payload": payload}}],
+        "answer": WRITE_ANSWER,
+    }
+
+
+_FORMS_BY_NAME = {"报价单": "2001", "销售订单": "2002", "发货单": "2003", "销售发票": "2004", "收款单": "2005"}
+_BILL_FORM = "(报价单|销售订单|发货单|销售发票|收款单)"
+_UPDATE = re.compile(
+    r"把"
+    + _BILL_FORM
+    + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})\s*的(?P<field>.+?)(?:改成|改为|修改为|改到)(?P<value>.+)$"
+)
+_EXAMINE = re.compile(r"(?<!反)审核" + _BILL_FORM + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})")
+_GENERATE = re.compile(
+    r"(?:把|根据|由|从)?" + _BILL_FORM + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})\s*(?:生成|转成|转为|下推)" + _BILL_FORM
+)
+_DELETE = re.compile(r"(?:删除|删掉|作废)" + _BILL_FORM + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})")
+
+
+def _change(query: str) -> dict[str, Any] | None:
+    """Update / examine / delete of one bill: a proposal with its diff, confirmed by the person."""
+    args: dict[str, Any] | None = None
+    if match := _UPDATE.search(query):
+        value = re.sub(r"[。！!]+$", "", match["value"].strip())
+        payload = {match["field"].strip(): value}
+        args = {
+            "form_id": _FORMS_BY_NAME[match[1]],
+            "op": "update",
+            "record_id": match["bill"].upper(),
+            "payload": payload,
+        }
+    elif match := _GENERATE.search(query):
+        source = {"formId": _FORMS_BY_NAME[match[1]], "billId": match["bill"].upper()}
+        args = {"form_id": _FORMS_BY_NAME[match[3]], "op": "generate", "source_ref": source}
+    elif match := _EXAMINE.search(query):
+        args = {"form_id": _FORMS_BY_NAME[match[1]], "op": "examine", "record_id": match["bill"].upper()}
+    elif match := _DELETE.search(query):
+        args = {"form_id": _FORMS_BY_NAME[match[1]], "op": "delete", "record_id": match["bill"].upper()}
+    if args is None:
+        return None
+    return {"plan": [{"tool": "propose_write", "args": args}], "answer": WRITE_ANSWER}
+
+
+RULES = (
+    _change,
+    _quote_with_lines,
+    _new_quotation,
+    _quotation,
+    _reconciliation,
+    _sales_summary,
+    _receivables,
+    _stock,
+    _orders,
+)
 
 
 def extract(query: str, context: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,406 @@
+"""Workload W2: a human-approved write, and whether it runs exactly once.
+
+tether's side of W2: the write tool proposes (an op in the op queue, status draft, the session
+WAITING_CONFIRMATION); *approve* is ``OpService.confirm(op_id)`` — the same call as
+``POST /api/ops/{opId}/confirm`` — in a fresh call that loads everything from the state DB. The op
+is an auto op: the executor runs W2's tool body in the ERP's SQLite file, then the outcome resumes
+the session and the model answers ``Done.``.
+
+The protocol measured (W2.md): tether hands the ERP the op id as an idempotency key, and this
+ERP records it in the same transaction as the UPDATE (table ``applied``), as the demo ERP's
+execStaging does. The tool body is otherwise W2's. The transcript counted excludes tether's system
+prompt at index 0 (user, tool call, tool result, answer = 4).
+
+    .venv/bin/python bench/w2.py                 # timing run (200 sessions) + the four probes
+    .venv/bin/python bench/w2.py --json
+    .venv/bin/python bench/w2.py --sessions 50 --probe-sessions 10
+
+Probes: every phase runs in its own OS process that opens the runtime from the files (one
+process per phase and worker, not one per call; probe 3 uses one crashing and one retrying
+process per session).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tether.core.tools import ToolContext
+
+MESSAGE = "[s{}] Please raise the price of item {} by 10 percent."
+WARMUPS = 5
+TRANSCRIPT = 4
+
+
+def new_price(i: int) -> float:
+    return round((100 + i) * 1.1, 2)
+
+
+# ---- the ERP ------------------------------------------------------------------------------------
+
+
+def erp_connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+def erp_create(path: Path) -> None:
+    conn = erp_connect(path)
+    conn.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, price REAL, version INTEGER)")
+    conn.execute("CREATE TABLE executions(item_id INTEGER PRIMARY KEY, n INTEGER)")
+    conn.execute("CREATE TABLE applied(op_id TEXT PRIMARY KEY, result TEXT)")  # the idempotency key
+    conn.executemany("INSERT INTO items VALUES (?, ?, 0)", [(i, 100.0 + i) for i in range(-WARMUPS, 200)])
+    conn.close()
+
+
+class W2Executor:
+    """W2's tool body as an op executor, idempotent on the op id."""
+
+    name = "w2"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _execute(self, op_id: str, item_id: int, price: float) -> dict[str, Any]:
+        conn = erp_connect(self.path)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            done = conn.execute("SELECT result FROM applied WHERE op_id = ?", (op_id,)).fetchone()
+            if done is not None:
+                conn.execute("COMMIT")
+                return dict(json.loads(done[0]))
+            conn.execute("UPDATE items SET price=?, version=version+1 WHERE id=?", (price, item_id))
+            conn.execute("INSERT INTO executions VALUES (?, 1) ON CONFLICT(item_id) DO UPDATE SET n=n+1", (item_id,))
+            result = {"item_id": item_id, "price": price, "status": "updated"}
+            conn.execute("INSERT INTO applied VALUES (?, ?)", (op_id, json.dumps(result)))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        if os.environ.get("W2_CRASH_AFTER_UPDATE") == "1":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    async def execute(self, op: Any, credential: str | None) -> Any:
+        from tether.ops.model import OpOutcome
+
+        result = self._execute(op.op_id, int(op.payload["item_id"]), float(op.payload["new_price"]))
+        return OpOutcome("executed", bill_id=str(result["item_id"]), message=json.dumps(result))
+
+    async def validate(self, op: Any, credential: str | None) -> Any:
+        from tether.ops.model import OpOutcome
+
+        return OpOutcome("confirmed")
+
+    async def status(self, op: Any, credential: str | None) -> Any:
+        from tether.ops.model import OpOutcome
+
+        return OpOutcome(op.status)
+
+    async def cancel(self, op: Any, credential: str | None) -> Any:
+        from tether.ops.model import OpOutcome
+
+        return OpOutcome("cancelled")
+
+
+# ---- tether, opened from the files ---------------------------------------------------------------
+
+
+class Runner:
+    def __init__(self, state: Path, erp: Path, lease_s: float = 30.0) -> None:
+        self.state, self.erp, self.lease_s = state, erp, lease_s
+        self.model_calls = 0
+
+    async def __aenter__(self) -> Runner:
+        from tether.bus import InProcessBus
+        from tether.core.messages import ModelReply, ModelRequest, ToolCall
+        from tether.core.pipeline import ToolPipeline
+        from tether.core.runtime import Runtime
+        from tether.core.session import Identity, Owner
+        from tether.core.skills import Skill, SkillRegistry, SkillRouter
+        from tether.core.tools import Interaction, ToolRegistry, tool
+        from tether.core.turn import Limits, TurnDeps
+        from tether.ops.proposal import draft_op, propose_op
+        from tether.ops.service import OpService
+        from tether.ops.store import SqlOpStore
+        from tether.store import SqlStore
+        from tether.store.audit import SqlAuditLog
+
+        runner = self
+
+        class W2Model:
+            name = "w2"
+
+            async def chat(self, request: ModelRequest) -> ModelReply:
+                runner.model_calls += 1
+                if any(m["role"] == "tool" for m in request.messages):
+                    return ModelReply(content="Done.")
+                text = request.messages[1]["content"]
+                i = int(text[2 : text.index("]")])
+                args = json.dumps({"item_id": i, "new_price": new_price(i)})
+                return ModelReply(tool_calls=[ToolCall(f"call_{i}_1", "update_price", args)])
+
+        @tool(description="Set the price of an item in the ERP. Requires human approval.")
+        async def update_price(ctx: ToolContext, item_id: int, new_price: float) -> Any:
+            payload = {"item_id": item_id, "new_price": new_price}
+            op = draft_op(ctx, executor="w2", op_type="update", form_id="items", payload=payload, auto_execute=True)
+            await propose_op(ctx, op)
+            return Interaction("proposal", {"opId": op.op_id}, interaction_id=str(op.interaction_id))
+
+        url = f"sqlite:///{self.state}"
+        self.store = SqlStore(url)
+        await self.store.open()
+        skill = Skill("prices", "Change prices.", ("update_price",), "Raise prices.", ("price",))
+        skills = SkillRegistry([skill])
+        deps = TurnDeps(
+            self.store, InProcessBus(), W2Model(), skills, ToolPipeline(ToolRegistry([update_price])), Limits(), ""
+        )
+        self.runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), self.store)
+        self.audit = SqlAuditLog(url)
+        self.ops = OpService(
+            SqlOpStore(url), self.runtime, self.audit, {"w2": W2Executor(self.erp)}, lease_s=self.lease_s
+        )
+        deps.services = {"ops": self.ops}
+        self.owner = Owner("bench", "bench")
+        self.identity = Identity(self.owner)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.runtime.drain()
+        await self.store.close()
+        self.audit.close()
+        self.ops.store.close()
+
+    async def propose(self, i: int) -> tuple[str, str]:
+        s = await self.runtime.start_session(self.owner, MESSAGE.format(i, i), {})
+        if s.pending_interaction is None:
+            raise AssertionError(f"session {i} did not pause: {s.status} {s.last_error}")
+        return s.session_id, str(s.pending_interaction["payload"]["opId"])
+
+    async def approve(self, session_id: str, op_id: str) -> str:
+        view = await self.ops.confirm(op_id, self.identity)
+        await self.runtime.drain()  # the auto op's execution and the model's answer
+        s = await self.store.load(session_id)
+        last = s.transcript[-1].get("content") if s.transcript else None
+        return str(last) if s.status.value == "SUCCEEDED" else f"{view['state']}: {s.status.value}"
+
+    async def transcript_length(self, session_id: str) -> int:
+        return len((await self.store.load(session_id)).transcript) - 1
+
+
+# ---- the timing run --------------------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float:
+    return sorted(values)[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+async def timing(folder: Path, sessions: int) -> dict[str, Any]:
+    state, erp = folder / "state.db", folder / "erp.db"
+    erp_create(erp)
+    async with Runner(state, erp) as r:
+        warm = [await r.propose(i) for i in range(-WARMUPS, 0)]
+        for sid, op in warm:
+            await r.approve(sid, op)
+        r.model_calls = 0
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        proposals, propose_us, approve_us = [], [], []
+        for i in range(sessions):
+            t = time.perf_counter()
+            proposals.append(await r.propose(i))
+            propose_us.append((time.perf_counter() - t) * 1e6)
+        for sid, op in proposals:
+            t = time.perf_counter()
+            answer = await r.approve(sid, op)
+            approve_us.append((time.perf_counter() - t) * 1e6)
+            if answer != "Done.":
+                raise AssertionError(f"approve answered {answer!r}")
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        lengths = {await r.transcript_length(sid) for sid, _ in proposals}
+        if lengths != {TRANSCRIPT} or r.model_calls != 2 * sessions:
+            raise AssertionError(f"transcripts {lengths}, model calls {r.model_calls}")
+    check = erp_connect(erp)
+    rows = check.execute("SELECT n, COUNT(*) FROM executions WHERE item_id >= 0 GROUP BY n").fetchall()
+    versions = check.execute("SELECT DISTINCT version FROM items WHERE id >= 0 AND id < ?", (sessions,)).fetchall()
+    check.close()
+    if rows != [(1, sessions)] or versions != [(1,)]:
+        raise AssertionError(f"executions {rows}, versions {versions}")
+    conn = sqlite3.connect(state)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    cpu = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) * 1e6 / sessions
+    return {
+        "sessions": sessions,
+        "propose_p50_us": round(statistics.median(propose_us)),
+        "propose_p95_us": round(pct(propose_us, 0.95)),
+        "approve_p50_us": round(statistics.median(approve_us)),
+        "approve_p95_us": round(pct(approve_us, 0.95)),
+        "cpu_us_per_session": round(cpu),
+        "bytes_per_session": round(state.stat().st_size / (sessions + WARMUPS)),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+# ---- the probes: each phase in its own process -------------------------------------------------------
+
+
+def _phase(kind: str, folder: str, ids: list[int], lease_s: float, barrier: Any = None) -> None:
+    """One OS process: propose ``ids`` (writing their ids to a file) or approve them."""
+
+    async def main() -> None:
+        base = Path(folder)
+        async with Runner(base / "state.db", base / "erp.db", lease_s) as r:
+            if kind == "propose":
+                pairs = {i: await r.propose(i) for i in ids}
+                (base / "pairs.json").write_text(json.dumps(pairs))
+                return
+            pairs = {int(k): v for k, v in json.loads((base / "pairs.json").read_text()).items()}
+            answers = {}
+            for i in ids:
+                if barrier is not None:
+                    barrier.wait()
+                answers[i] = await r.approve(*pairs[i])
+            (base / f"answers-{os.getpid()}.json").write_text(json.dumps(answers))
+
+    asyncio.run(main())
+
+
+def run_phase(kind: str, folder: Path, ids: list[int], lease_s: float = 30.0, env: dict[str, str] | None = None) -> int:
+    ctx = multiprocessing.get_context("spawn")
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        p = ctx.Process(target=_phase, args=(kind, str(folder), ids, lease_s))
+        p.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    p.join(600)
+    return int(p.exitcode or 0)
+
+
+def probe_result(folder: Path, ids: list[int], repeated: list[str]) -> dict[str, Any]:
+    conn = erp_connect(folder / "erp.db")
+    counts = dict(conn.execute("SELECT item_id, n FROM executions").fetchall())
+    conn.close()
+    n = [counts.get(i, 0) for i in ids]
+
+    async def lengths() -> list[int]:
+        async with Runner(folder / "state.db", folder / "erp.db") as r:
+            pairs = {int(k): v for k, v in json.loads((folder / "pairs.json").read_text()).items()}
+            return [await r.transcript_length(pairs[i][0]) for i in ids]
+
+    lens = asyncio.run(lengths())
+    return {
+        "executions_min": min(n),
+        "executions_median": statistics.median(n),
+        "executions_max": max(n),
+        "written_twice_pct": round(100 * sum(1 for x in n if x >= 2) / len(n), 1),
+        "repeated_call_returned": sorted(set(repeated))[:3],
+        "transcript_lengths": sorted(set(lens)),
+    }
+
+
+def _answers(folder: Path) -> list[str]:
+    out: list[str] = []
+    for f in sorted(folder.glob("answers-*.json")):
+        out += list(json.loads(f.read_text()).values())
+        f.unlink()
+    return out
+
+
+def probes(root: Path, count: int) -> dict[str, Any]:
+    ids = list(range(count))
+    results: dict[str, Any] = {}
+
+    def fresh(name: str) -> Path:
+        folder = root / name
+        folder.mkdir()
+        erp_create(folder / "erp.db")
+        run_phase("propose", folder, ids)
+        return folder
+
+    folder = fresh("p1")
+    run_phase("approve", folder, ids)
+    _answers(folder)
+    run_phase("approve", folder, ids)  # the double click, after Done.
+    results["1_duplicate_sequential"] = probe_result(folder, ids, _answers(folder))
+
+    folder = fresh("p1b")  # the retry resumes from the paused snapshot taken right after propose
+    shutil.copy(folder / "state.db", folder / "paused.db")
+    run_phase("approve", folder, ids)
+    _answers(folder)
+    for suffix in ("-wal", "-shm"):
+        (folder / f"state.db{suffix}").unlink(missing_ok=True)
+    shutil.copy(folder / "paused.db", folder / "state.db")
+    run_phase("approve", folder, ids)
+    results["1b_duplicate_from_snapshot"] = probe_result(folder, ids, _answers(folder))
+
+    folder = fresh("p2")
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    workers = [ctx.Process(target=_phase, args=("approve", str(folder), ids, 30.0, barrier)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(600)
+    results["2_duplicate_concurrent"] = probe_result(folder, ids, _answers(folder))
+
+    folder = fresh("p3")
+    killed = 0
+    for i in ids:
+        code = run_phase("approve", folder, [i], lease_s=0.2, env={"W2_CRASH_AFTER_UPDATE": "1"})
+        killed += code == -signal.SIGKILL
+        time.sleep(0.25)  # the crashed runner's lease runs out
+        run_phase("approve", folder, [i], lease_s=0.2)
+    results["3_crash_after_side_effect"] = {**probe_result(folder, ids, _answers(folder)), "killed": killed}
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--probe-sessions", type=int, default=50)
+    parser.add_argument("--no-probes", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tether-w2-") as tmp:
+        root = Path(tmp)
+        (root / "timing").mkdir()
+        report: dict[str, Any] = {"timing": asyncio.run(timing(root / "timing", args.sessions))}
+        if not args.no_probes:
+            report["probes"] = probes(root, args.probe_sessions)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return 0
+    t = report["timing"]
+    print("W2 on tether (idempotency key: the op id, recorded by the ERP in the UPDATE's transaction)")
+    print(
+        f"propose p50 {t['propose_p50_us']} µs p95 {t['propose_p95_us']} µs | approve p50 {t['approve_p50_us']} µs "
+        f"p95 {t['approve_p95_us']} µs | CPU {t['cpu_us_per_session']} µs/session | "
+        f"{t['bytes_per_session']} B/session | peak RSS {t['peak_rss_mb']} MB"
+    )
+    for name, p in report.get("probes", {}).items():
+        print(
+            f"probe {name}: executions min/median/max {p['executions_min']}/{p['executions_median']}/"
+            f"{p['executions_max']}, written twice {p['written_twice_pct']} %, transcript {p['transcript_lengths']}, "
+            f"repeat returned {p['repeated_call_returned']}" + (f", killed {p['killed']}" if "killed" in p else "")
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

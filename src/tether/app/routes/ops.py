@@ -1,0 +1,48 @@
+"""The op queue's deterministic endpoints (DESIGN §8): confirm, cancel, read, list. No model is
+involved; only the proposing identity sees an op (anyone else gets 404, as for an unknown id)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+
+from tether.app.deps import IdentityDep, ServicesDep
+from tether.errors import InvalidInput
+from tether.ops.model import STATUSES
+
+router = APIRouter(prefix="/api/ops", tags=["ops"])
+
+
+@router.post(
+    "/{op_id}/confirm",
+    summary="Confirm a write proposal",
+    description="draft or failed: executes (auto ops answer state=processing at once; the outcome follows "
+    "as OP_RESULT) or validates (manual ops: state=pending with a prefill link). Already confirmed, "
+    "executing or executed: the state, nothing executed again. Cancelled or expired: 409.",
+)
+async def confirm(op_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    return await services.ops.confirm(op_id, who)
+
+
+@router.post("/{op_id}/cancel", summary="Cancel a draft proposal")
+async def cancel(op_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    return await services.ops.cancel(op_id, who)
+
+
+@router.get("/{op_id}", summary="An op's state (reconciled with the business system)")
+async def get_op(op_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    return await services.ops.get(op_id, who)
+
+
+@router.get("", summary="The caller's ops, newest first")
+async def list_ops(
+    services: ServicesDep,
+    who: IdentityDep,
+    status: str | None = Query(None),
+    session_id: str | None = Query(None, alias="sessionId", max_length=64),
+    limit: int = Query(50, ge=1, le=200),
+) -> dict[str, Any]:
+    if status is not None and status not in STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}", field="status")
+    return {"items": await services.ops.list_ops(who, status, session_id, limit)}

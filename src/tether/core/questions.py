@@ -1,0 +1,51 @@
+"""``ask_user``: the built-in question tool (seed 003 §5 AskUser), always allowed like
+``load_skill``. It ends the turn with a QUESTION; the user's next message, or
+``POST …/interactions/{id} {answer}``, is the tool's result — never a new request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.core.tools import Interaction, Tool, tool
+from tether.errors import InvalidInput, ToolError
+
+MAX_OPTIONS = 20
+
+
+def _options(options: list[Any]) -> list[dict[str, str]]:
+    out = []
+    for o in options[:MAX_OPTIONS]:
+        if isinstance(o, dict) and "value" in o:
+            out.append({"value": str(o["value"]), "label": str(o.get("label") or o["value"])})
+        else:
+            out.append({"value": str(o), "label": str(o)})
+    return out
+
+
+def _check(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    text = answer.get("answer")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("answer: the question needs an answer", field="answer")
+    values = {o["value"] for o in payload.get("options") or []} | {o["label"] for o in payload.get("options") or []}
+    if payload.get("options") and not payload.get("allowFreeText", True) and text not in values:
+        raise InvalidInput("answer: choose one of the options", field="answer")
+    return {"answer": text.strip()[:2000]}
+
+
+def ask_user_tool() -> Tool:
+    @tool(name="ask_user")
+    async def ask_user(question: str, options: list[Any] | None = None, allow_free_text: bool = True) -> Any:
+        """Ask the user a short question (to disambiguate or clarify), optionally with options to
+        pick from. The turn ends; the user's answer comes back as this tool's result."""
+        if not question.strip():
+            raise ToolError("question must not be empty")
+        payload = {
+            "question": question.strip()[:1000],
+            "options": _options(options or []),
+            "allowFreeText": allow_free_text,
+        }
+        return Interaction("question", payload)
+
+    ask_user.check_answer = _check
+    ask_user.in_dsl = False
+    return ask_user

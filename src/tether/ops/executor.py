@@ -1,0 +1,33 @@
+"""The port through which an op reaches the business system. Packs contribute executors
+(``Pack.op_executors``); the op names its executor.
+
+Every call is made with the caller's own credential (the user is always present: there is no
+service account), and must be idempotent on ``op.op_id``: a repeated ``execute`` of an op the
+business system already executed returns that first outcome and writes nothing again.
+An executor raises ``ToolError`` when the business system cannot be reached or refuses the call;
+it returns an ``OpOutcome`` with status ``failed`` when the op itself failed there.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from tether.ops.model import Op, OpOutcome
+
+
+class OpExecutor(Protocol):
+    name: str
+
+    async def execute(self, op: Op, credential: str | None) -> OpOutcome:
+        """Carry the op out in one transaction of the business system (auto ops)."""
+        ...
+
+    async def validate(self, op: Op, credential: str | None) -> OpOutcome:
+        """Check a manual op is still valid and make it ready for the user's own form (``confirmed``)."""
+        ...
+
+    async def status(self, op: Op, credential: str | None) -> OpOutcome:
+        """The op's status in the business system (reconciliation)."""
+        ...
+
+    async def cancel(self, op: Op, credential: str | None) -> OpOutcome: ...

@@ -1,0 +1,267 @@
+"""``OpService``: proposing, confirming, cancelling, expiring and reconciling ops — the
+deterministic path no model can call.
+
+- The confirm gate is one conditional UPDATE (``draft | failed → confirmed``): of any number of
+  concurrent confirms one wins; the others answer the op's state and execute nothing.
+- Auto ops then execute in the background as the confirming user (``executing``); manual ops are
+  validated and end ``confirmed`` with a prefill link (待处理) until reconciliation sees them done.
+- Every outcome is written to the op row first (the truth), audited, then delivered to the
+  session (OP_RESULT + LINK, and the proposal's tool message replaced before the model's round).
+- An op left ``confirmed``/``executing`` by a dead process (lease expired) is driven again through
+  the executor's idempotent execute on the owner's next confirm or read: there is no credential
+  without the user.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from dataclasses import replace
+from typing import Any
+
+from tether.core.events import EventType
+from tether.core.runtime import Runtime
+from tether.core.session import Identity, Owner
+from tether.errors import Conflict, NotFound, ToolError
+from tether.ops.executor import OpExecutor
+from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
+from tether.ops.store import SqlOpStore
+from tether.store.audit import SqlAuditLog
+
+log = logging.getLogger("tether.ops")
+# test-only: TETHER_FAILPOINT=op-after-execute kills the process (SIGKILL) right after the business
+# system executed an op and before tether recorded the outcome (the crash-safety test)
+FAILPOINT_ENV = "TETHER_FAILPOINT"
+EXPIRED = "the proposal expired before it was confirmed; propose again"
+
+
+def _failpoint(name: str) -> None:
+    if os.environ.get(FAILPOINT_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class OpService:
+    def __init__(
+        self,
+        store: SqlOpStore,
+        runtime: Runtime,
+        audit: SqlAuditLog,
+        executors: dict[str, OpExecutor],
+        ttl_s: float = 86_400.0,
+        lease_s: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.runtime = runtime
+        self.audit = audit
+        self.executors = executors
+        self.ttl_s = ttl_s
+        self.lease_s = lease_s
+
+    # ---- proposing (called by a pack's propose tool through ``tether.pack.propose_op``) ------------
+
+    async def propose(self, op: Op) -> Op:
+        if op.executor not in self.executors:
+            raise ToolError(f"no op executor {op.executor!r} is installed")
+        await self.store.insert(op)
+        await self._audit(op, "propose", {"payload": op.payload, "diff": op.diff, "sourceRef": op.source_ref})
+        return op
+
+    # ---- the user's actions ----------------------------------------------------------------------
+
+    async def get(self, op_id: str, who: Identity) -> dict[str, Any]:
+        op = await self._owned(op_id, who.owner)
+        op = await self._drive_if_stranded(op, who)
+        if op.status == "confirmed" and not op.auto_execute:
+            op = await self._reconcile(op, who)
+        return op.view()
+
+    async def list_ops(
+        self, who: Identity, status: str | None, session_id: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        return [op.view() for op in await self.store.list_ops(who.owner, status, session_id, limit)]
+
+    async def confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
+        op = await self._owned(op_id, who.owner)
+        now = time.time()
+        if op.status == "draft" and op.expire_at <= now:
+            op = await self._expire(op)
+        if op.status in CLOSED:
+            raise Conflict(f"the op is {op.status}; it cannot be confirmed (propose again)")
+        if op.status not in CONFIRMABLE:
+            return (await self._drive_if_stranded(op, who)).view()
+        values = {"status": "confirmed", "confirmed_at": now, "lease_until": now + self.lease_s, "error": None}
+        gate = {**values, "attempts": "+1", "updated_at": now}
+        if not await self.store.move(op.op_id, CONFIRMABLE, gate, live_at=now):
+            current = await self._owned(op_id, who.owner)
+            if current.status in CLOSED:
+                raise Conflict(f"the op is {current.status}; it cannot be confirmed (propose again)")
+            return current.view()  # another confirm won the gate
+        op = replace(op, status="confirmed", confirmed_at=now, lease_until=now + self.lease_s, attempts=op.attempts + 1)
+        await self._audit(op, "confirm", {"auto": op.auto_execute, "attempt": op.attempts})
+        if op.auto_execute:
+            await self.store.move(op.op_id, ("confirmed",), {"status": "executing", "updated_at": now})
+            op = replace(op, status="executing")
+            self.runtime.spawn(self._execute(op, who))
+            return op.view()
+        return (await self._validate(op, who)).view()
+
+    async def cancel(self, op_id: str, who: Identity) -> dict[str, Any]:
+        op = await self._owned(op_id, who.owner)
+        if op.status == "draft" and op.expire_at <= time.time():
+            op = await self._expire(op)
+        if op.status == "cancelled":
+            return op.view()
+        if op.status != "draft":
+            raise Conflict(f"the op is {op.status}; only a draft can be cancelled")
+        now = time.time()
+        if not await self.store.move(
+            op.op_id, ("draft",), {"status": "cancelled", "message": "已取消", "updated_at": now}
+        ):
+            current = await self._owned(op_id, who.owner)
+            if current.status == "cancelled":
+                return current.view()
+            raise Conflict(f"the op is {current.status}; only a draft can be cancelled")
+        op = replace(op, status="cancelled", message="已取消")
+        try:
+            await self._executor(op).cancel(op, who.credential)
+        except ToolError as exc:  # the business system's draft expires by itself
+            log.warning("cancelling op %s in the business system failed: %s", op.op_id, exc.message)
+        await self._audit(op, "cancel", {})
+        await self._deliver(op, who)
+        return op.view()
+
+    # ---- the sweeper ------------------------------------------------------------------------------
+
+    async def sweep(self) -> int:
+        """Expire drafts past their time (run by the services' sweep loop)."""
+        count = 0
+        for op in await self.store.due_drafts(time.time()):
+            if (await self._expire(op)).status == "expired":
+                count += 1
+        return count
+
+    # ---- internals --------------------------------------------------------------------------------
+
+    async def _owned(self, op_id: str, owner: Owner) -> Op:
+        op = await self.store.get(op_id, owner)
+        if op is None:
+            raise NotFound("no such op")
+        return op
+
+    def _executor(self, op: Op) -> OpExecutor:
+        executor = self.executors.get(op.executor)
+        if executor is None:
+            raise ToolError(f"no op executor {op.executor!r} is installed")
+        return executor
+
+    async def _expire(self, op: Op) -> Op:
+        now = time.time()
+        values = {"status": "expired", "error": EXPIRED, "updated_at": now}
+        if not await self.store.move(op.op_id, ("draft",), values):
+            return (await self.store.get(op.op_id)) or op
+        op = replace(op, status="expired", error=EXPIRED)
+        await self._audit(op, "expire", {})
+        await self._deliver(op, None)
+        return op
+
+    async def _drive_if_stranded(self, op: Op, who: Identity) -> Op:
+        """An auto op whose runner died (lease expired) is executed again, idempotently, as its owner."""
+        if op.status not in ("confirmed", "executing") or not op.auto_execute:
+            return op
+        now = time.time()
+        if op.lease_until is not None and op.lease_until > now:
+            return op
+        values = {"status": "executing", "lease_until": now + self.lease_s, "attempts": "+1", "updated_at": now}
+        if not await self.store.move(op.op_id, ("confirmed", "executing"), values, lease_before=now):
+            return (await self.store.get(op.op_id)) or op
+        log.warning("op %s was left %s by a stopped process; executing it again", op.op_id, op.status)
+        stranded = replace(op, status="executing", lease_until=now + self.lease_s, attempts=op.attempts + 1)
+        return await self._execute(stranded, who)
+
+    async def _execute(self, op: Op, who: Identity) -> Op:
+        try:
+            outcome = await self._executor(op).execute(op, who.credential)
+        except ToolError as exc:
+            outcome = OpOutcome("failed", error=f"{exc.message}; confirm again to retry")
+        _failpoint("op-after-execute")
+        return await self._record(op, outcome, who, ("executing",))
+
+    async def _validate(self, op: Op, who: Identity) -> Op:
+        try:
+            outcome = await self._executor(op).validate(op, who.credential)
+        except ToolError as exc:
+            outcome = OpOutcome("failed", error=f"{exc.message}; confirm again to retry")
+        return await self._record(op, outcome, who, ("confirmed",))
+
+    async def _reconcile(self, op: Op, who: Identity) -> Op:
+        """A manual op's fate in the business system (the user saved, or it expired there)."""
+        try:
+            outcome = await self._executor(op).status(op, who.credential)
+        except ToolError:
+            return op
+        if outcome.status == "draft":  # its validation never ran there (the process died): run it now
+            return await self._validate(op, who)
+        if outcome.status == "confirmed" and op.link:
+            return op
+        return await self._record(op, outcome, who, ("confirmed",))
+
+    async def _record(self, op: Op, outcome: OpOutcome, who: Identity | None, from_statuses: tuple[str, ...]) -> Op:
+        """Write the outcome to the op row (the truth), audit it, then tell the session."""
+        now = time.time()
+        values = {**outcome.values(), "lease_until": None, "updated_at": now}
+        if outcome.status == "confirmed":
+            values["status"] = "confirmed"
+        elif outcome.status in ("executed", "failed"):
+            values["executed_at"] = now
+        if outcome.status == "draft":
+            values["status"] = "failed"
+            values["error"] = outcome.error or "the business system did not take the op; confirm again"
+        if not await self.store.move(op.op_id, from_statuses, values):
+            return (await self.store.get(op.op_id)) or op
+        done = replace(
+            op,
+            status=values["status"],
+            result_bill_id=outcome.bill_id,
+            result_bill_no=outcome.bill_no,
+            link=outcome.link,
+            message=outcome.message,
+            error=values["error"],
+            lease_until=None,
+            executed_at=values.get("executed_at", op.executed_at),
+        )
+        action = "execute" if done.status in ("executed", "failed") else "validate"
+        await self._audit(done, action, {"result": outcome.values()})
+        await self._deliver(done, who)
+        return done
+
+    async def _audit(self, op: Op, action: str, details: dict[str, Any]) -> None:
+        body = {"brand": op.brand, "subsidiary": op.subsidiary, "form": op.form_id, "op": op.op_type, **details}
+        if op.target_id:
+            body["target"] = op.target_id
+        await self.audit.record_action(
+            Owner(op.owner_user, op.owner_tenant), op.session_id, action, op.op_id, body, op.status
+        )
+
+    async def _deliver(self, op: Op, who: Identity | None) -> None:
+        if not op.session_id:
+            return
+        view = op.view()
+        result = {
+            k: view[k] for k in ("opId", "status", "state", "text", "link", "billId", "billNo", "message", "error")
+        }
+        events: list[tuple[str, dict[str, Any]]] = [(EventType.OP_RESULT, {"interactionId": op.interaction_id, **view})]
+        if op.link:
+            events.append((EventType.LINK, {"opId": op.op_id, "url": op.link, "state": op.state}))
+        owner = Owner(op.owner_user, op.owner_tenant)
+        # a fresh task: the model's round must not run inside the caller's request or its lock
+        self.runtime.spawn(self._deliver_now(op, result, events, who or owner))
+
+    async def _deliver_now(
+        self, op: Op, result: dict[str, Any], events: list[tuple[str, dict[str, Any]]], who: Owner | Identity
+    ) -> None:
+        try:
+            await self.runtime.deliver_outcome(str(op.session_id), op.interaction_id, result, events, who)
+        except NotFound:
+            log.warning("op %s: its session %s is gone", op.op_id, op.session_id)

@@ -1,0 +1,140 @@
+"""What a proposal would change, computed from the current record: master fields ``before →
+after`` and detail lines matched by line number or material, plus the merged lines the ERP's
+update needs (an update's ``details`` replace every line). Pure functions over ERP answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.packs.erp.schema import detail_fields, master_fields
+
+Change = dict[str, Any]
+
+
+def _labels(fields: list[dict[str, Any]]) -> dict[str, str]:
+    return {str(f["column"]): str(f.get("label") or f["column"]) for f in fields}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def _shown(names: dict[str, str], key: str, value: Any) -> Any:
+    return names.get(key, value)
+
+
+def field_changes(
+    config: dict[str, Any], before: dict[str, Any], after: dict[str, Any], names: dict[str, str]
+) -> list[Change]:
+    labels = _labels(master_fields(config))
+    changes = []
+    for column, value in after.items():
+        if column == "details":
+            continue
+        old = before.get(column)
+        if _same(old, value):
+            continue
+        old_shown = old
+        stem = column[:-3] if column.endswith("_id") else column
+        if before.get(f"{stem}_name") is not None:
+            old_shown = f"{before.get(f'{stem}_code') or old} {before[f'{stem}_name']}".strip()
+        changes.append(
+            {
+                "field": column,
+                "label": labels.get(column, column),
+                "before": old_shown,
+                "after": _shown(names, column, value),
+            }
+        )
+    return changes
+
+
+def _writable(config: dict[str, Any]) -> list[str]:
+    return [str(f["column"]) for f in detail_fields(config) if not f.get("readOnly")]
+
+
+def _match(current: list[dict[str, Any]], wanted: dict[str, Any], used: set[int]) -> int | None:
+    if wanted.get("line_no") is not None:
+        for i, line in enumerate(current):
+            if i not in used and _same(line.get("line_no"), wanted["line_no"]):
+                return i
+        return None
+    material = wanted.get("material_id")
+    for i, line in enumerate(current):
+        if i not in used and material is not None and str(line.get("material_id")) == str(material):
+            return i
+    return None
+
+
+def merge_lines(
+    config: dict[str, Any], current: list[dict[str, Any]], wanted: list[dict[str, Any]], names: dict[str, str]
+) -> tuple[list[dict[str, Any]], list[Change], list[str]]:
+    """-> (every line after the change, the line changes, problems)."""
+    labels = _labels(detail_fields(config))
+    columns = _writable(config)
+    result = [{c: line.get(c) for c in columns} for line in current]
+    deleted: set[int] = set()
+    used: set[int] = set()
+    changes: list[Change] = []
+    problems: list[str] = []
+    for n, want in enumerate(wanted):
+        i = _match(current, want, used)
+        body = {k: v for k, v in want.items() if k in columns}
+        if i is None:
+            if want.get("line_no") is not None:
+                problems.append(f"details[{n}]: the record has no line {want['line_no']}")
+                continue
+            result.append({c: body.get(c) for c in columns})
+            fields = [
+                {"field": c, "label": labels.get(c, c), "before": None, "after": _shown(names, f"details[{n}].{c}", v)}
+                for c, v in body.items()
+            ]
+            changes.append({"lineNo": None, "change": "add", "fields": fields})
+            continue
+        used.add(i)
+        line_no = current[i].get("line_no")
+        if want.get("_delete"):
+            deleted.add(i)
+            changes.append(
+                {"lineNo": line_no, "change": "delete", "fields": [], "material": current[i].get("material_code")}
+            )
+            continue
+        fields = []
+        for c, v in body.items():
+            if not _same(current[i].get(c), v):
+                fields.append(
+                    {
+                        "field": c,
+                        "label": labels.get(c, c),
+                        "before": current[i].get(c),
+                        "after": _shown(names, f"details[{n}].{c}", v),
+                    }
+                )
+                result[i][c] = v
+        if fields:
+            changes.append(
+                {"lineNo": line_no, "change": "update", "fields": fields, "material": current[i].get("material_code")}
+            )
+    lines = [line for i, line in enumerate(result) if i not in deleted]
+    return [{k: v for k, v in line.items() if v is not None} for line in lines], changes, problems
+
+
+def created_lines(config: dict[str, Any], lines: list[dict[str, Any]], names: dict[str, str]) -> list[Change]:
+    labels = _labels(detail_fields(config))
+    return [
+        {
+            "lineNo": n + 1,
+            "change": "add",
+            "fields": [
+                {"field": c, "label": labels.get(c, c), "before": None, "after": _shown(names, f"details[{n}].{c}", v)}
+                for c, v in line.items()
+                if c not in ("line_no", "_delete")
+            ],
+        }
+        for n, line in enumerate(lines)
+    ]

@@ -1,0 +1,50 @@
+"""The ERP's op executor: tether's confirmed ops carried out through the ERP's staging endpoints
+(``/ai/execStaging/{sId}`` and friends), as the confirming user, idempotent on the op id (the
+ERP's ``sId``). Nothing here decides whether an op may run: the confirm gate already did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.pack import Op, OpOutcome, ToolError
+from tether.packs.erp.client import ErpClient
+
+NAME = "erp"
+
+
+def outcome_of(answer: dict[str, Any]) -> OpOutcome:
+    status = str(answer.get("status") or "failed")
+    failed = status in ("failed", "cancelled", "expired")
+    return OpOutcome(
+        status,
+        bill_id=answer.get("resultBillId"),
+        bill_no=answer.get("resultBillNo"),
+        link=answer.get("link"),
+        message=answer.get("resultMsg") or ("待处理" if status == "confirmed" else None),
+        error=(answer.get("errorMsg") or answer.get("msg") or status) if failed else None,
+    )
+
+
+class ErpOpExecutor:
+    name = NAME
+
+    def __init__(self, client: ErpClient) -> None:
+        self.client = client
+
+    @staticmethod
+    def _token(credential: str | None) -> str:
+        if not credential:
+            raise ToolError("the ERP login is missing; log in again and retry")
+        return credential
+
+    async def execute(self, op: Op, credential: str | None) -> OpOutcome:
+        return outcome_of(await self.client.exec_staging(self._token(credential), op.op_id, "execute"))
+
+    async def validate(self, op: Op, credential: str | None) -> OpOutcome:
+        return outcome_of(await self.client.exec_staging(self._token(credential), op.op_id, "validate"))
+
+    async def status(self, op: Op, credential: str | None) -> OpOutcome:
+        return outcome_of(await self.client.staged(self._token(credential), op.op_id))
+
+    async def cancel(self, op: Op, credential: str | None) -> OpOutcome:
+        return outcome_of(await self.client.cancel_staging(self._token(credential), op.op_id))

@@ -1,0 +1,67 @@
+"""``collect_form``: the form a person fills in the chat (seed 003 §5 FormCollect). Its fields,
+types, required marks, options and defaults come from the ERP's own metadata; the submitted
+values are checked against that same schema on the server (``check_answer``: 422 with one problem
+per field keeps the session waiting), and the valid values go to the model as the tool result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.pack import Interaction, InvalidInput, Tool, ToolContext, ToolError, tool
+from tether.packs.erp.schema import check_form_values, describe
+from tether.packs.erp.tools import Erp, login_guard
+
+_KEYS = ("column", "label", "type", "ref", "required", "options", "default", "maxLength")
+
+
+def _fields(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: f.get(k) for k in _KEYS} for f in fields if not f.get("readOnly")]
+
+
+def _schema(payload: dict[str, Any]) -> dict[str, Any]:
+    detail = payload.get("detailFields")
+    return {
+        "formId": payload.get("formId"),
+        "master": payload.get("fields") or [],
+        "detail": {"fields": detail} if detail else None,
+    }
+
+
+def check_values(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    values = answer.get("values")
+    if not isinstance(values, dict):
+        problems = [{"field": "values", "message": "send the form's values as an object {column or label: value}"}]
+        raise InvalidInput("values: the form needs its values", field="values", problems=problems)
+    merged = {**(payload.get("prefill") or {}), **values}
+    clean, problems = check_form_values(_schema(payload), merged, creating=True)
+    if problems:
+        raise InvalidInput(f"the values do not fit the form: {describe(problems)}", problems=problems)
+    return {"values": clean}
+
+
+def build_collect_form(erp: Erp) -> Tool:
+    @tool()
+    @login_guard
+    async def collect_form(ctx: ToolContext, form_id: str, prefill: dict[str, Any] | None = None) -> Any:
+        """Show the user an ERP form to fill in (its fields, types, options and defaults come from
+        the ERP); prefill what you already know (column or label: value). The filled values come
+        back as this tool's result; then propose the write with them."""
+        config = await erp.form_config(ctx, form_id)
+        if not config.get("writable"):
+            raise ToolError(f"{config.get('name')} ({config['formId']}) is read-only")
+        known, problems = check_form_values(config, prefill or {}, creating=False)
+        if problems:
+            raise ToolError(f"prefill does not fit the form: {describe(problems)}")
+        detail = config.get("detail") or {}
+        payload = {
+            "formId": config["formId"],
+            "formName": config.get("name"),
+            "fields": _fields(list(config.get("master") or [])),
+            "detailFields": _fields(list(detail.get("fields") or [])) if detail else [],
+            "prefill": known,
+        }
+        return Interaction("form", payload)
+
+    collect_form.check_answer = check_values
+    collect_form.in_dsl = False  # a replay proposes with the values the person gave
+    return collect_form

@@ -1,0 +1,257 @@
+"""``propose_write``: the ERP pack's one write tool (seed 003 §10). It never writes: it checks the
+form gate and the payload against the form's schema, resolves references, computes the diff
+against the current record (and its version as the fingerprint), stages a draft in the ERP
+(``/ai/staging`` with ``sId`` = tether's op id) and records the op as ``draft``. The turn then
+waits for the person's confirm, which only ``/api/ops/{opId}/confirm`` carries out.
+
+Whether an op executes at once after the confirm (auto: a quotation's create, a generate) is
+decided here from the form and the op type, never by the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.pack import Interaction, InvalidInput, Op, Tool, ToolContext, ToolError, draft_op, propose_op, tool
+from tether.packs.erp import authz, refs
+from tether.packs.erp.diff import created_lines, field_changes, merge_lines
+from tether.packs.erp.executor import NAME as EXECUTOR
+from tether.packs.erp.identity import brand_of
+from tether.packs.erp.schema import check_form_values, describe
+from tether.packs.erp.tools import BILL_NO, Erp, login_guard, token
+
+OPS = ("create", "update", "delete", "examine", "generate")
+AUTO_CREATE_FORMS = frozenset({"2001"})  # quotations: the ERP carries them out at once (seed §10)
+VERBS = {"create": "新增", "update": "修改", "delete": "删除", "examine": "审核", "generate": "生成"}
+
+
+def is_auto(form_id: str, op: str) -> bool:
+    return op == "generate" or (op == "create" and form_id in AUTO_CREATE_FORMS)
+
+
+def chosen(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a disambiguation question, said so the model proposes again with it."""
+    text = str(answer.get("answer") or "").strip()
+    if not text:
+        raise InvalidInput("answer: choose one of the candidates", field="answer")
+    field_name = payload.get("field")
+    return {
+        "answer": text,
+        "field": field_name,
+        "text": f"已选择 {text}。请用它再提议一次（{field_name} = {text}）。",
+    }
+
+
+def question(amb: refs.Ambiguous) -> Interaction:
+    text = f"“{amb.value}” 匹配到多个{amb.label}，请选择一个（然后再提议一次）："
+    options = [{"value": c["value"], "label": c["label"]} for c in amb.candidates]
+    payload = {"question": text, "options": options, "allowFreeText": True, "field": amb.field}
+    return Interaction("question", payload)
+
+
+async def _target(erp: Erp, ctx: ToolContext, config: dict[str, Any], record_id: str | None, op: str) -> dict[str, Any]:
+    if not record_id:
+        raise ToolError(f"record_id (the record's id or bill number) is required to {op}")
+    form = str(config["formId"])
+    wanted = authz.record_id(record_id)
+    if BILL_NO.match(wanted):
+        found = await erp.client.read(token(ctx), form, {"bill_no": wanted}, 1, 5)
+        exact = [r for r in found["rows"] if str(r.get("bill_no", "")).upper() == wanted.upper()]
+        if not exact:
+            raise ToolError(f"no {config.get('name')} with bill number {wanted} that you can see")
+        wanted = str(exact[0]["id"])
+    return await erp.client.record(token(ctx), form, wanted)
+
+
+@dataclass
+class Plan:
+    """What the proposal stages and shows."""
+
+    payload: dict[str, Any]
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    target_id: str | None = None
+    base_version: Any = None
+    label: str | None = None
+
+
+def _plan_update(config: dict[str, Any], record: dict[str, Any], values: dict[str, Any], names: dict[str, str]) -> Plan:
+    master, current = record.get("master") or {}, record.get("details") or []
+    plan = Plan({}, target_id=str(master.get("id")), base_version=master.get("version"), label=_label(master))
+    plan.fields = field_changes(config, master, values, names)
+    plan.payload = {f["field"]: values[f["field"]] for f in plan.fields}
+    if "details" in values:
+        merged, plan.lines, problems = merge_lines(config, current, values["details"], names)
+        if problems:
+            raise ToolError("; ".join(problems))
+        plan.payload["details"] = merged
+    if not plan.fields and not plan.lines:
+        raise ToolError(f"nothing would change: {plan.label} already has these values")
+    return plan
+
+
+def _label(master: dict[str, Any]) -> str:
+    return str(master.get("bill_no") or master.get("code") or master.get("name") or master.get("id"))
+
+
+def _plan_target(config: dict[str, Any], op: str, record: dict[str, Any], payload: dict[str, Any]) -> Plan:
+    """delete / examine: no field values, the record's version as the fingerprint."""
+    master = record.get("master") or {}
+    plan = Plan({}, target_id=str(master.get("id")), base_version=master.get("version"), label=_label(master))
+    if op == "delete":
+        plan.fields = [{"field": "record", "label": str(config.get("name")), "before": plan.label, "after": None}]
+        return plan
+    undo = payload.get("action") == "unexamine"
+    plan.fields = [
+        {"field": "status", "label": "状态", "before": master.get("status"), "after": "draft" if undo else "examined"}
+    ]
+    plan.payload = {"action": "unexamine"} if undo else {}
+    return plan
+
+
+async def _plan_generate(
+    erp: Erp, ctx: ToolContext, config: dict[str, Any], resolved: refs.Resolved, source_ref: dict[str, Any] | None
+) -> tuple[Plan, dict[str, Any]]:
+    """generate: the upstream bill (its form gated like any other, a bill number resolved to its
+    id) and the lines it brings; ``payload`` holds master values overriding the generated ones."""
+    if not isinstance(source_ref, dict) or not source_ref.get("formId") or not source_ref.get("billId"):
+        raise ToolError("source_ref {formId, billId} (the upstream bill) is required to generate")
+    source_config = await erp.form_config(ctx, source_ref["formId"])
+    source = await _target(erp, ctx, source_config, str(source_ref["billId"]), "generate from")
+    master = source.get("master") or {}
+    ref: dict[str, Any] = {"formId": str(source_config["formId"]), "billId": str(master.get("id"))}
+    if source_ref.get("lineIds"):
+        ref["lineIds"] = [str(x) for x in source_ref["lineIds"]]
+    label = f"{source_config.get('name')} {_label(master)}"
+    fields = [{"field": "source", "label": "来源单据", "before": None, "after": label}]
+    fields += field_changes(config, {}, resolved.values, resolved.names)
+    lines = [
+        {
+            "lineNo": line.get("line_no"),
+            "change": "add",
+            "fields": [
+                {"field": "material_id", "label": "物料", "before": None, "after": line.get("material_code")},
+                {"field": "qty", "label": "数量", "before": None, "after": line.get("qty")},
+            ],
+        }
+        for line in source.get("details") or []
+        if not ref.get("lineIds") or str(line.get("id")) in ref["lineIds"]
+    ]
+    return Plan(resolved.values, fields, lines, label=f"← {label}"), ref
+
+
+async def _values(erp: Erp, ctx: ToolContext, config: dict[str, Any], op: str, payload: dict[str, Any]) -> Any:
+    """The checked, resolved values (or a question when a reference is ambiguous)."""
+    if op in ("delete", "examine"):
+        return refs.Resolved({})
+    values, problems = check_form_values(config, payload, creating=op == "create")
+    if problems:
+        raise ToolError(
+            f"the payload does not fit form {config['formId']} ({config.get('name')}): {describe(problems)}"
+        )
+    resolved = await refs.resolve(erp.client, token(ctx), config, values)
+    if resolved.ambiguous is not None:
+        return question(resolved.ambiguous)
+    if resolved.problems:
+        raise ToolError(f"cannot resolve: {describe(resolved.problems)}")
+    return resolved
+
+
+def _check_op(config: dict[str, Any], op: str) -> None:
+    if op not in OPS:
+        raise ToolError(f"op must be one of {', '.join(OPS)}")
+    if op in ("create", "update", "delete", "generate") and not config.get("writable"):
+        raise ToolError(f"{config.get('name')} ({config['formId']}) is read-only")
+    if op == "examine" and not config.get("examinable"):
+        raise ToolError(f"{config.get('name')} ({config['formId']}) has no examine")
+
+
+async def _stage(erp: Erp, ctx: ToolContext, draft: Op) -> None:
+    body = {
+        "sId": draft.op_id,
+        "opType": draft.op_type,
+        "targetFormId": draft.form_id,
+        "targetBillId": draft.target_id,
+        "payload": draft.payload,
+        "sourceRef": draft.source_ref,
+        "baseVersion": None if draft.base_version is None else int(draft.base_version),
+        "autoExecute": draft.auto_execute,
+        "sessionId": ctx.session_id,
+        "expireInS": max(60, int(draft.expire_at - draft.created_at)),
+    }
+    await erp.client.stage(token(ctx), {k: v for k, v in body.items() if v is not None})
+
+
+def build_propose_write(erp: Erp) -> Tool:
+    @tool(audited=True)
+    @login_guard
+    async def propose_write(
+        ctx: ToolContext,
+        form_id: str,
+        op: str,
+        record_id: str | None = None,
+        payload: dict[str, Any] | None = None,
+        source_ref: dict[str, Any] | None = None,
+    ) -> Any:
+        """Propose a change to ERP data (op: create | update | delete | examine | generate). Nothing is
+        written: the user sees the diff and confirms or cancels it. payload: {column or field label:
+        value, details?: [{line_no?, material_id?, qty?, unit_price?, _delete?}]}; record_id: the
+        record's id or bill number (update / delete / examine); source_ref for generate: {formId, billId}."""
+        if not ctx.session_id:
+            raise ToolError("a write can only be proposed inside a session, where a person confirms it")
+        config = await erp.form_config(ctx, form_id)
+        _check_op(config, op)
+        form = str(config["formId"])
+        resolved = await _values(erp, ctx, config, op, payload or {})
+        if isinstance(resolved, Interaction):
+            return resolved
+        if op in ("update", "delete", "examine"):
+            record = await _target(erp, ctx, config, record_id, op)
+            if op == "update":
+                plan = _plan_update(config, record, resolved.values, resolved.names)
+            else:
+                plan = _plan_target(config, op, record, payload or {})
+        elif op == "create":
+            fields = field_changes(config, {}, resolved.values, resolved.names)
+            lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
+            plan = Plan(resolved.values, fields, lines)
+        else:
+            plan, source_ref = await _plan_generate(erp, ctx, config, resolved, source_ref)
+        auto = is_auto(form, op)
+        summary = f"{VERBS[op]}{config.get('name')}" + (f" {plan.label}" if plan.label else "")
+        draft = draft_op(
+            ctx,
+            executor=EXECUTOR,
+            op_type=op,
+            form_id=form,
+            payload=plan.payload,
+            form_name=config.get("name"),
+            brand=str(brand_of(ctx.owner.tenant) or ""),
+            subsidiary=ctx.owner.tenant.rsplit("-", 1)[-1],
+            module=config.get("module"),
+            target_table=config.get("table"),
+            target_id=plan.target_id,
+            source_ref=source_ref,
+            diff={"fields": plan.fields, "lines": plan.lines},
+            summary=summary,
+            base_version=None if plan.base_version is None else str(plan.base_version),
+            auto_execute=auto,
+        )
+        await _stage(erp, ctx, draft)
+        await propose_op(ctx, draft)
+        proposal = {
+            "opId": draft.op_id,
+            "formId": form,
+            "formName": config.get("name"),
+            "op": op,
+            "auto": auto,
+            "summary": summary,
+            "diff": plan.fields,
+            "lines": plan.lines,
+            "expiresAt": draft.expire_at,
+        }
+        return Interaction("proposal", proposal, interaction_id=str(draft.interaction_id))
+
+    propose_write.check_answer = chosen
+    return propose_write

@@ -1,0 +1,160 @@
+"""Values checked against an ERP form's schema (``/forms/{id}/config``) on tether's side, before
+anything is staged: keys are column names or field labels; unknown and read-only columns, wrong
+types, unknown options, over-long text and (for a create) missing required fields are refused,
+one problem per field. The model's values are never trusted as they come (seed 003 §9).
+
+References (``ref`` fields) are only shaped here; ``refs.py`` resolves them through the ERP.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+Problems = list[dict[str, str]]
+_TRUE = ("1", "true", "yes", "是", "y")
+_FALSE = ("0", "false", "no", "否", "n")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def master_fields(config: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(config.get("master") or [])
+
+
+def detail_fields(config: dict[str, Any]) -> list[dict[str, Any]]:
+    return list((config.get("detail") or {}).get("fields") or [])
+
+
+def _by_key(fields: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    keys: dict[str, dict[str, Any]] = {}
+    for f in fields:
+        keys[str(f["label"])] = f
+    for f in fields:
+        keys[str(f["column"])] = f  # a column name wins over a label that happens to equal it
+    return keys
+
+
+def _option(field: dict[str, Any], value: Any) -> Any:
+    options = field.get("options") or []
+    for o in options:
+        if str(o["value"]) == str(value):
+            return o["value"]
+    for o in options:
+        if str(o["label"]) == str(value):
+            return o["value"]
+    shown = ", ".join(f"{o['value']} ({o['label']})" for o in options[:12])
+    raise ValueError(f"must be one of: {shown}")
+
+
+def _number(kind: str, value: Any) -> int | float:
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    if isinstance(value, str) and _NUMBER.match(value.strip().replace(",", "")):
+        value = float(value.strip().replace(",", ""))
+    if not isinstance(value, (int, float)):
+        raise ValueError("must be a number")
+    if kind == "integer":
+        if float(value) != int(value):
+            raise ValueError("must be a whole number")
+        return int(value)
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise ValueError("must be true or false")
+
+
+def _text(field: dict[str, Any], value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        raise ValueError("must be a single value")
+    text = str(value)
+    limit = field.get("maxLength")
+    if limit and len(text) > int(limit):
+        raise ValueError(f"is longer than {limit} characters")
+    return text
+
+
+def coerce(field: dict[str, Any], value: Any) -> Any:
+    """The value in the field's type, or ValueError saying what is expected."""
+    kind = field.get("type") or "text"
+    if value is None or value == "":
+        return None
+    if kind in ("number", "integer"):
+        return _number(kind, value)
+    if kind == "date":
+        try:
+            return date.fromisoformat(str(value).strip()[:10]).isoformat()
+        except ValueError:
+            raise ValueError("must be a date YYYY-MM-DD") from None
+    if kind == "bool":
+        return _flag(value)
+    if kind == "select" and field.get("options"):
+        return _option(field, value)
+    return _text(field, value)
+
+
+def check_values(
+    fields: list[dict[str, Any]], values: dict[str, Any], *, creating: bool, prefix: str = ""
+) -> tuple[dict[str, Any], Problems]:
+    """-> (column → typed value, problems). ``creating``: required fields must be there (a field
+    with a default may be left out)."""
+    keys = _by_key(fields)
+    clean: dict[str, Any] = {}
+    problems: Problems = []
+    for key, raw in values.items():
+        field = keys.get(str(key))
+        name = f"{prefix}{key}"
+        if field is None:
+            known = ", ".join(f"{f['column']} ({f['label']})" for f in fields if not f.get("readOnly"))
+            problems.append({"field": name, "message": f"is not a field of this form; its fields: {known}"})
+            continue
+        if field.get("readOnly"):
+            problems.append({"field": name, "message": f"{field['label']} is read-only (the ERP sets it)"})
+            continue
+        try:
+            clean[str(field["column"])] = coerce(field, raw)
+        except ValueError as exc:
+            problems.append({"field": f"{prefix}{field['column']}", "message": f"{field['label']} {exc}"})
+    if creating:
+        for f in fields:
+            column = str(f["column"])
+            if f.get("required") and not f.get("readOnly") and f.get("default") is None and clean.get(column) is None:
+                problems.append({"field": f"{prefix}{column}", "message": f"{f['label']} is required"})
+    return clean, problems
+
+
+def check_form_values(
+    config: dict[str, Any], values: dict[str, Any], *, creating: bool
+) -> tuple[dict[str, Any], Problems]:
+    """A whole form's values: master fields plus ``details`` (a list of line objects)."""
+    lines = values.get("details")
+    master = {k: v for k, v in values.items() if k not in ("details", "明细")}
+    lines = lines if lines is not None else values.get("明细")
+    clean, problems = check_values(master_fields(config), master, creating=creating)
+    if lines is not None:
+        if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
+            problems.append({"field": "details", "message": "must be a list of line objects"})
+        elif not config.get("detail"):
+            problems.append({"field": "details", "message": "this form has no detail lines"})
+        else:
+            clean_lines = []
+            for n, line in enumerate(lines):
+                extra = {k: line[k] for k in ("line_no", "_delete") if k in line}
+                body = {k: v for k, v in line.items() if k not in extra}
+                clean_line, line_problems = check_values(
+                    detail_fields(config), body, creating=creating and not extra, prefix=f"details[{n}]."
+                )
+                clean_lines.append({**clean_line, **extra})
+                problems += line_problems
+            clean["details"] = clean_lines
+    return clean, problems
+
+
+def describe(problems: Problems) -> str:
+    return "; ".join(f"{p['field']}: {p['message']}" for p in problems)

@@ -1,0 +1,81 @@
+"""The proposal's diff and the schema check, as pure functions over ERP-shaped answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.packs.erp.diff import field_changes, merge_lines
+from tether.packs.erp.schema import check_form_values
+
+CONFIG: dict[str, Any] = {
+    "formId": "2001",
+    "master": [
+        {"column": "bill_no", "label": "单号", "type": "text", "readOnly": True},
+        {"column": "customer_id", "label": "客户", "type": "ref", "ref": "1001", "required": True},
+        {"column": "bill_date", "label": "单据日期", "type": "date", "required": True, "default": "today"},
+        {"column": "delivery_days", "label": "交期(天)", "type": "integer"},
+        {"column": "remark", "label": "备注", "type": "textarea", "maxLength": 10},
+        {"column": "status", "label": "状态", "type": "select", "readOnly": True, "options": []},
+        {"column": "terms", "label": "账期", "type": "select", "options": [{"value": "30", "label": "30天"}]},
+    ],
+    "detail": {
+        "fields": [
+            {"column": "material_id", "label": "物料", "type": "ref", "ref": "1003", "required": True},
+            {"column": "qty", "label": "数量", "type": "number", "required": True},
+            {"column": "unit_price", "label": "单价", "type": "number"},
+            {"column": "amount", "label": "金额", "type": "number", "readOnly": True},
+        ]
+    },
+}
+LINES = [
+    {"line_no": 1, "material_id": "m1", "material_code": "M0001", "qty": 5, "unit_price": 18.5, "amount": 92.5},
+    {"line_no": 2, "material_id": "m2", "material_code": "M0002", "qty": 3, "unit_price": 22, "amount": 66},
+]
+
+
+def test_values_by_label_or_column_typed_and_checked() -> None:
+    clean, problems = check_form_values(
+        CONFIG,
+        {"客户": "C0001", "交期(天)": "7", "账期": "30天", "details": [{"物料": "M1", "数量": "2"}]},
+        creating=True,
+    )
+    assert problems == []
+    assert clean == {
+        "customer_id": "C0001",
+        "delivery_days": 7,
+        "terms": "30",
+        "details": [{"material_id": "M1", "qty": 2}],
+    }
+    _, problems = check_form_values(
+        CONFIG, {"单号": "x", "备注": "太长了太长了太长了太长了", "foo": 1, "details": [{"数量": "x"}]}, creating=True
+    )
+    fields = {p["field"] for p in problems}
+    assert fields == {"单号", "remark", "foo", "details[0].qty", "details[0].material_id", "customer_id"}
+
+
+def test_master_diff_names_the_current_reference() -> None:
+    before = {"customer_id": "c1", "customer_code": "C0001", "customer_name": "恒达", "remark": "a", "delivery_days": 7}
+    changes = field_changes(
+        CONFIG, before, {"customer_id": "c2", "remark": "b", "delivery_days": 7}, {"customer_id": "C0002 力拓"}
+    )
+    assert changes == [
+        {"field": "customer_id", "label": "客户", "before": "C0001 恒达", "after": "C0002 力拓"},
+        {"field": "remark", "label": "备注", "before": "a", "after": "b"},
+    ]
+
+
+def test_lines_are_matched_by_line_number_or_material() -> None:
+    wanted = [{"line_no": 2, "qty": 4}, {"material_id": "m1", "unit_price": 17}, {"material_id": "m3", "qty": 1}]
+    merged, changes, problems = merge_lines(CONFIG, LINES, wanted, {})
+    assert problems == []
+    assert merged == [
+        {"material_id": "m1", "qty": 5, "unit_price": 17},
+        {"material_id": "m2", "qty": 4, "unit_price": 22},
+        {"material_id": "m3", "qty": 1},
+    ]
+    assert [(c["lineNo"], c["change"]) for c in changes] == [(2, "update"), (1, "update"), (None, "add")]
+    assert changes[0]["fields"] == [{"field": "qty", "label": "数量", "before": 3, "after": 4}]
+    merged, changes, _ = merge_lines(CONFIG, LINES, [{"line_no": 1, "_delete": True}], {})
+    assert merged == [{"material_id": "m2", "qty": 3, "unit_price": 22}] and changes[0]["change"] == "delete"
+    _, _, problems = merge_lines(CONFIG, LINES, [{"line_no": 9, "qty": 1}], {})
+    assert problems == ["details[0]: the record has no line 9"]

@@ -1,0 +1,183 @@
+"""propose_write against a live server: the form gate, the payload checked against the form's
+schema (labels or columns, read-only and unknown fields, types), references resolved through the
+ERP (an ambiguous one is a question with its candidates), and nothing executed by a proposal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.packs.erp.conftest import ErpServer, answer_of, facts
+from tests.packs.erp.test_erp_ops import draft_quotation, erp_rows, propose, record
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ErpServer]:
+    s = ErpServer(tmp_path_factory.mktemp("erp-propose"), TETHER_ERP_ME_CACHE_S="1").start(timeout=120)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_an_ambiguous_material_is_a_question_with_the_candidates(server: ErpServer) -> None:
+    with server.login("sales01") as c:
+        s = server.ask(c, "给恒达自动化报价：深沟球轴承 2个，单价18")
+        assert s["status"] == "WAITING_USER_INPUT", s["lastError"]
+        pending = s["pendingInteraction"]
+        assert pending["kind"] == "question"
+        values = [o["value"] for o in pending["payload"]["options"]]
+        assert {"M0001", "M0002"} <= set(values)
+        assert "深沟球轴承" in pending["payload"]["question"]
+        assert c.get("/api/ops").json()["items"] == [] or all(
+            o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("把报价单{bill}的不存在的字段改成1", "is not a field of this form"),
+        ("把报价单{bill}的单号改成QT209901-0001", "单号 is read-only"),
+        ("把报价单{bill}的交期(天)改成很快", "交期(天) must be a number"),
+        ("把报价单{bill}的状态改成已审核", "状态 is read-only"),
+        ("删除收款单RC202612-0001", "no such form or no access"),
+    ],
+)
+def test_a_payload_that_does_not_fit_the_form_is_refused(server: ErpServer, message: str, expected: str) -> None:
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    before = erp_rows(server, "ai_op_queue")
+    with server.client(token, timeout=60) as c:
+        s = server.ask(c, message.format(bill=bill["sBillNo"]))
+        assert s["status"] == "SUCCEEDED" and expected in answer_of(s), answer_of(s)
+    assert erp_rows(server, "ai_op_queue") == before  # nothing staged
+
+
+def test_labels_and_columns_both_work_and_a_proposal_stages_only_a_draft(server: ErpServer) -> None:
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    tables = ("quotation", "quotation_line", "sales_order")
+    before = {t: erp_rows(server, t) for t in tables}
+    with server.client(token, timeout=60) as c:
+        for message in (
+            f"把报价单{bill['sBillNo']}的交期(天)改成15",
+            f"把报价单{bill['sBillNo']}的delivery_days改成15",
+        ):
+            s, op_id = propose(server, c, message)
+            diff = s["pendingInteraction"]["payload"]["diff"]
+            assert diff == [{"field": "delivery_days", "label": "交期(天)", "before": None, "after": 15}]
+            with server.erp_direct(token) as erp:
+                staged = erp.get(f"/ai/staging/{op_id}").json()
+            assert staged["status"] == "draft" and staged["op"]["payload"] == {"delivery_days": 15}
+            assert staged["op"]["base_version"] == record(server, token, "2001", bill["sId"])["master"]["version"]
+        s, op_id = propose(server, c, f"审核报价单{bill['sBillNo']}")
+        assert s["pendingInteraction"]["payload"]["diff"] == [
+            {"field": "status", "label": "状态", "before": "draft", "after": "examined"}
+        ]
+    assert {t: erp_rows(server, t) for t in tables} == before
+    assert record(server, token, "2001", bill["sId"])["master"]["status"] == "draft"
+
+
+def test_a_direct_tool_call_cannot_propose(server: ErpServer) -> None:
+    with server.login("sales01") as c:
+        body = server.tool(c, "propose_write", {"form_id": "2001", "op": "delete", "record_id": "x1"})
+        assert body["kind"] == "error" and "inside a session" in body["data"]["error"]
+
+
+def test_another_brand_cannot_be_reached_by_a_reference(server: ErpServer) -> None:
+    with server.login("sales01") as c:
+        s = server.ask(c, f"给{facts.BRAND_2_CUSTOMER[0]}报价：M0001 1个，单价18")
+        assert s["status"] == "SUCCEEDED" and "nothing you can see matches" in answer_of(s), answer_of(s)
+
+
+def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: ErpServer) -> None:
+    from tests.packs.erp.test_erp_ops import wait_op
+    from tests.servers import wait_status
+
+    with server.login("sales01") as c:
+        s = server.ask(c, "新建一张报价单给恒达自动化")
+        assert s["status"] == "WAITING_USER_INPUT", s["lastError"]
+        form = s["pendingInteraction"]
+        assert form["kind"] == "form" and form["payload"]["formId"] == "2001"
+        columns = {f["column"]: f for f in form["payload"]["fields"]}
+        assert columns["customer_id"]["required"] and "bill_no" not in columns  # read-only fields are not asked
+        assert form["payload"]["prefill"] == {"customer_id": "恒达自动化"}
+        url = f"/api/agent/sessions/{s['sessionId']}/interactions/{form['interactionId']}"
+        bad = c.post(url, json={"values": {"交期(天)": "soon", "details": [{"material_id": "M0003"}]}})
+        assert bad.status_code == 422, bad.text
+        assert {p["field"] for p in bad.json()["problems"]} == {"delivery_days", "details[0].qty"}
+        assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] == "WAITING_USER_INPUT"
+        good = {"交期(天)": 10, "details": [{"物料": "M0003", "数量": 4, "单价": 45}]}
+        s = c.post(url, json={"values": good}).json()
+        assert s["status"] == "WAITING_CONFIRMATION", s["lastError"]
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["auto"] is True and proposal["op"] == "create"
+        assert c.post(url, json={"values": good}).status_code == 409  # the form is answered
+        assert c.post(f"/api/ops/{proposal['opId']}/confirm").json()["state"] == "processing"
+        done = wait_op(c, proposal["opId"], {"done", "failed"})
+        assert done["state"] == "done", done
+        session = wait_status(c, s["sessionId"], "SUCCEEDED")
+        assert done["billNo"] in session["transcript"][-1]["content"]
+        # the form was a person's answer: the compiled workflow proposes with those values
+        steps = c.get(f"/api/agent/dsl/{session['lastDslId']}").json()["steps"]
+        assert [st["toolId"] for st in steps] == ["propose_write"]
+
+
+def test_answering_an_ambiguity_question_tells_the_model_to_propose_again(server: ErpServer) -> None:
+    from tests.servers import wait_status
+
+    with server.login("sales01") as c:
+        s = server.ask(c, "给恒达自动化报价：深沟球轴承 2个，单价18")
+        iid = s["pendingInteraction"]["interactionId"]
+        s = c.post(f"/api/agent/sessions/{s['sessionId']}/interactions/{iid}", json={"answer": "M0002"}).json()
+        s = wait_status(c, s["sessionId"], "SUCCEEDED")
+        assert "M0002" in answer_of(s)
+
+
+@pytest.mark.parametrize("record_id", ["qt-1-hostile-1", "qt-1-hostile-2"])
+def test_the_planner_reading_a_hostile_remark_proposes_nothing(server: ErpServer, record_id: str) -> None:
+    token = server.token("sales01")
+    bill_no = record(server, token, "2001", record_id)["master"]["bill_no"]
+    tables = ("quotation", "quotation_line", "customer", "ai_op_queue")
+    before = {t: erp_rows(server, t) for t in tables}
+    with server.client(token, timeout=60) as c:
+        s = server.ask(c, f"报价单{bill_no}的明细")
+        assert s["status"] == "SUCCEEDED", s["lastError"]
+        assert [st["toolId"] for st in s["executedSteps"]] == ["lookup_record"]
+        assert facts.HOSTILE_IGNORE in answer_of(s) or facts.HOSTILE_TOOL in answer_of(s)  # shown as data
+        assert all(o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"])
+    assert {t: erp_rows(server, t) for t in tables} == before
+
+
+def test_generating_a_sales_order_from_a_quotation_is_an_auto_op(server: ErpServer) -> None:
+    from tests.packs.erp.test_erp_ops import wait_op
+
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    before = erp_rows(server, "sales_order")
+    with server.client(token, timeout=60) as c:
+        s, op_id = propose(server, c, f"把报价单{bill['sBillNo']}生成销售订单")
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["auto"] is True and proposal["op"] == "generate" and proposal["formId"] == "2002"
+        assert proposal["diff"][0] == {
+            "field": "source",
+            "label": "来源单据",
+            "before": None,
+            "after": f"报价单 {bill['sBillNo']}",
+        }
+        assert [line["fields"][0]["after"] for line in proposal["lines"]] == ["M0001", "M0002"]
+        assert erp_rows(server, "sales_order") == before
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "processing"
+        done = wait_op(c, op_id, {"done", "failed"})
+        assert done["state"] == "done" and done["billNo"].startswith("SO"), done
+    assert erp_rows(server, "sales_order") == before + 1
+
+
+def test_another_salespersons_bill_cannot_be_proposed_on(server: ErpServer) -> None:
+    theirs = draft_quotation(server, server.token("sales02"), customer=facts.SALES02_CUSTOMER[0])
+    with server.login("sales01") as c:
+        s = server.ask(c, f"把报价单{theirs['sBillNo']}的备注改成我的了")
+        assert s["status"] == "SUCCEEDED" and "that you can see" in answer_of(s), answer_of(s)
+        assert all(o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"])
