@@ -160,7 +160,13 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     runtime = Runtime(deps, router, store)
     executors = {e.name: e for p in packs for e in p.op_executors}
     ops = OpService(
-        SqlOpStore(settings.database_url), runtime, audit, executors, settings.op_ttl_s, settings.op_lease_s
+        SqlOpStore(settings.database_url),
+        runtime,
+        audit,
+        executors,
+        settings.op_ttl_s,
+        settings.op_lease_s,
+        telemetry=telemetry,
     )
     deps.services = {"ops": ops}
     return Services(

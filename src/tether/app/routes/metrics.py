@@ -20,7 +20,5 @@ router = APIRouter(tags=["meta"])
 async def metrics(services: ServicesDep) -> Response:
     m = services.metrics
     m.jobs_waiting.set(await services.store.count_pending_jobs())
-    counter = services.extras.get("op_counts")
-    if counter is not None:
-        m.set_ops(await counter())
+    m.set_ops(await services.ops.store.count_by_status())
     return Response(m.render(), media_type=CONTENT_TYPE)
