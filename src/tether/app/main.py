@@ -14,7 +14,7 @@ from tether import __version__
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.limits import LimitRequestBody
-from tether.app.routes import dsl, events, metrics, ops, runtime, sessions, tools
+from tether.app.routes import agui, dsl, events, metrics, ops, runtime, sessions, tools
 from tether.core.ports import ChatModel
 from tether.interop.mcp_server import TetherMcp
 from tether.pack import Pack
@@ -65,7 +65,16 @@ def create_app(
     errors.install(app)
     app.add_middleware(RejectNulInPath)
     app.add_middleware(LimitRequestBody, max_bytes=settings.max_body_bytes)  # outermost: before any route
-    for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router, metrics.router, ops.router):
+    for r in (
+        sessions.router,
+        events.router,
+        runtime.router,
+        dsl.router,
+        tools.router,
+        metrics.router,
+        ops.router,
+        agui.router,
+    ):
         app.include_router(r)
     for pack in services.packs:
         for r in pack.routers:

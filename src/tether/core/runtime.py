@@ -58,7 +58,12 @@ class Runtime:
     # ---- entry points ---------------------------------------------------------------------------
 
     async def start_session(
-        self, who: Owner | Identity, message: str, global_context: dict[str, Any], wait: bool = True
+        self,
+        who: Owner | Identity,
+        message: str,
+        global_context: dict[str, Any],
+        wait: bool = True,
+        session_id: str | None = None,
     ) -> AgentSession:
         """Create a session and run its first turn; with ``wait=False`` the turn runs in the
         background and the RUNNING session returns at once (follow it on the event stream).
@@ -66,6 +71,8 @@ class Runtime:
         check_message(message)
         owner, identity = split_caller(who)
         s = AgentSession.new(owner, message, global_context)
+        if session_id is not None:  # a client-chosen id (an AG-UI thread); the store refuses a taken one
+            s.session_id = session_id
         if identity is not None:
             s.global_context["_provider"] = identity.provider  # which packs' prompt text applies
         selection = await self.router.select(message, s.global_context, identity.provider if identity else None)
