@@ -29,7 +29,7 @@ def test_ask_user_is_always_allowed_and_its_answer_is_the_tool_result(db_url: st
             pending = s.pending_interaction or {}
             assert pending["payload"] == {
                 "question": "哪个客户？",
-                "options": [{"value": "C0001", "label": "C0001"}, {"value": "C0002", "label": "C0002"}],
+                "options": ["C0001", "C0002"],
                 "allowFreeText": True,
             }
             events = await h.events(s.session_id)

@@ -12,13 +12,11 @@ from tether.errors import InvalidInput, ToolError
 MAX_OPTIONS = 20
 
 
-def _options(options: list[Any]) -> list[dict[str, str]]:
+def _options(options: list[Any]) -> list[str]:
+    """Options are the texts shown on the chips; the one picked is the answer."""
     out = []
     for o in options[:MAX_OPTIONS]:
-        if isinstance(o, dict) and "value" in o:
-            out.append({"value": str(o["value"]), "label": str(o.get("label") or o["value"])})
-        else:
-            out.append({"value": str(o), "label": str(o)})
+        out.append(str(o.get("label") or o.get("value")) if isinstance(o, dict) else str(o))
     return out
 
 
@@ -26,8 +24,8 @@ def _check(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     text = answer.get("answer")
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("answer: the question needs an answer", field="answer")
-    values = {o["value"] for o in payload.get("options") or []} | {o["label"] for o in payload.get("options") or []}
-    if payload.get("options") and not payload.get("allowFreeText", True) and text not in values:
+    options = [str(o) for o in payload.get("options") or []]
+    if options and not payload.get("allowFreeText", True) and text.strip() not in options:
         raise InvalidInput("answer: choose one of the options", field="answer")
     return {"answer": text.strip()[:2000]}
 

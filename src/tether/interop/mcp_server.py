@@ -235,7 +235,7 @@ def elicitation(kind: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]
     (what elicitation allows; a form's detail lines are not elicited)."""
     if kind == "question":
         answer: dict[str, Any] = {"type": "string", "title": "answer"}
-        values = [o["value"] for o in payload.get("options") or []]
+        values = [_option_value(o) for o in payload.get("options") or []]
         if values and not payload.get("allowFreeText", True):
             answer["enum"] = values
         elif values:

@@ -141,6 +141,8 @@ def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admi
         r = owner.post(f"/api/ops/{op_id}/cancel")
         assert r.status_code == 200 and r.json()["state"] == "cancelled"
         assert owner.post(f"/api/ops/{op_id}/confirm").status_code == 409
+        with server.erp_direct(owner.headers["Authorization"].split(" ", 1)[1]) as erp:
+            assert erp.get(f"/ai/staging/{op_id}").json()["status"] == "cancelled"  # the ERP's draft too
     assert erp_total(server, admin, "2001") == before
     assert [r["tool_id"] for r in audit_rows(server, op_id)] == ["op.propose", "op.cancel"]
 
@@ -391,3 +393,22 @@ def test_the_op_list_filters_by_status_and_session(server: ErpServer) -> None:
         assert c.get("/api/ops", params={"status": "bogus"}).status_code == 422
         c.post(f"/api/ops/{op_id}/cancel")
         assert op_id not in [o["opId"] for o in c.get("/api/ops", params={"status": "draft"}).json()["items"]]
+
+
+def test_a_lapsed_login_cannot_confirm_and_a_new_login_of_the_same_user_can(server: ErpServer, admin: str) -> None:
+    import time
+
+    old = server.token("sales01")
+    before = erp_total(server, admin, "2001")
+    with server.client(old, timeout=60) as c:
+        s, op_id = propose(server, c)
+        with server.erp_direct(old) as erp:
+            assert erp.post("/logout").status_code == 200
+        time.sleep(1.2)  # the identity cache (TETHER_ERP_ME_CACHE_S=1) lets go of the token
+        assert c.post(f"/api/ops/{op_id}/confirm").status_code == 401
+    with server.login("sales01") as c:  # the same user, a new token: the op is theirs
+        assert c.get(f"/api/ops/{op_id}").json()["state"] == "draft"
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "processing"
+        assert wait_op(c, op_id, {"done", "failed"})["state"] == "done"
+        wait_status(c, s["sessionId"], "SUCCEEDED")
+    assert erp_total(server, admin, "2001") == before + 1

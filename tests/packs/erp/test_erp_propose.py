@@ -27,8 +27,8 @@ def test_an_ambiguous_material_is_a_question_with_the_candidates(server: ErpServ
         assert s["status"] == "WAITING_USER_INPUT", s["lastError"]
         pending = s["pendingInteraction"]
         assert pending["kind"] == "question"
-        values = [o["value"] for o in pending["payload"]["options"]]
-        assert {"M0001", "M0002"} <= set(values)
+        codes = [o.split(" ")[0] for o in pending["payload"]["options"]]  # chip texts, the code first
+        assert {"M0001", "M0002"} <= set(codes)
         assert "深沟球轴承" in pending["payload"]["question"]
         assert c.get("/api/ops").json()["items"] == [] or all(
             o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"]
@@ -104,10 +104,16 @@ def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: 
         columns = {f["column"]: f for f in form["payload"]["fields"]}
         assert columns["customer_id"]["required"] and "bill_no" not in columns  # read-only fields are not asked
         assert form["payload"]["prefill"] == {"customer_id": "恒达自动化"}
+        assert {f["column"] for f in form["payload"]["detail"]["fields"]} == {
+            "material_id",
+            "qty",
+            "unit_price",
+            "remark",
+        }
         url = f"/api/agent/sessions/{s['sessionId']}/interactions/{form['interactionId']}"
         bad = c.post(url, json={"values": {"交期(天)": "soon", "details": [{"material_id": "M0003"}]}})
         assert bad.status_code == 422, bad.text
-        assert {p["field"] for p in bad.json()["problems"]} == {"delivery_days", "details[0].qty"}
+        assert {p["field"] for p in bad.json()["problems"]} == {"delivery_days", "details.0.qty"}
         assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] == "WAITING_USER_INPUT"
         good = {"交期(天)": 10, "details": [{"物料": "M0003", "数量": 4, "单价": 45}]}
         s = c.post(url, json={"values": good}).json()
@@ -131,7 +137,9 @@ def test_answering_an_ambiguity_question_tells_the_model_to_propose_again(server
     with server.login("sales01") as c:
         s = server.ask(c, "给恒达自动化报价：深沟球轴承 2个，单价18")
         iid = s["pendingInteraction"]["interactionId"]
-        s = c.post(f"/api/agent/sessions/{s['sessionId']}/interactions/{iid}", json={"answer": "M0002"}).json()
+        s = c.post(
+            f"/api/agent/sessions/{s['sessionId']}/interactions/{iid}", json={"answer": "M0002 深沟球轴承 6205-2RS"}
+        ).json()
         s = wait_status(c, s["sessionId"], "SUCCEEDED")
         assert "M0002" in answer_of(s)
 

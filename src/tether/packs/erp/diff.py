@@ -94,7 +94,7 @@ def merge_lines(
                 {"field": c, "label": labels.get(c, c), "before": None, "after": _shown(names, f"details[{n}].{c}", v)}
                 for c, v in body.items()
             ]
-            changes.append({"lineNo": None, "change": "add", "fields": fields})
+            changes.append({"lineNo": len(result), "change": "add", "fields": fields})  # its place among the lines
             continue
         used.add(i)
         line_no = current[i].get("line_no")

@@ -19,12 +19,8 @@ def _fields(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _schema(payload: dict[str, Any]) -> dict[str, Any]:
-    detail = payload.get("detailFields")
-    return {
-        "formId": payload.get("formId"),
-        "master": payload.get("fields") or [],
-        "detail": {"fields": detail} if detail else None,
-    }
+    detail = payload.get("detail") if isinstance(payload.get("detail"), dict) else None
+    return {"formId": payload.get("formId"), "master": payload.get("fields") or [], "detail": detail}
 
 
 def check_values(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
@@ -57,7 +53,7 @@ def build_collect_form(erp: Erp) -> Tool:
             "formId": config["formId"],
             "formName": config.get("name"),
             "fields": _fields(list(config.get("master") or [])),
-            "detailFields": _fields(list(detail.get("fields") or [])) if detail else [],
+            "detail": {"fields": _fields(list(detail.get("fields") or []))} if detail else None,
             "prefill": known,
         }
         return Interaction("form", payload)

@@ -32,7 +32,7 @@ def is_auto(form_id: str, op: str) -> bool:
 
 def chosen(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     """The answer to a disambiguation question, said so the model proposes again with it."""
-    text = str(answer.get("answer") or "").strip()
+    text = str(answer.get("answer") or "").strip().split(" ")[0]  # a chip's text starts with the code
     if not text:
         raise InvalidInput("answer: choose one of the candidates", field="answer")
     field_name = payload.get("field")
@@ -45,7 +45,7 @@ def chosen(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
 
 def question(amb: refs.Ambiguous) -> Interaction:
     text = f"“{amb.value}” 匹配到多个{amb.label}，请选择一个（然后再提议一次）："
-    options = [{"value": c["value"], "label": c["label"]} for c in amb.candidates]
+    options = [c["label"] for c in amb.candidates]  # "M0001 深沟球轴承 6204-2RS": the code first
     payload = {"question": text, "options": options, "allowFreeText": True, "field": amb.field}
     return Interaction("question", payload)
 

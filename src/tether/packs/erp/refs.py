@@ -43,7 +43,7 @@ def _key(row: dict[str, Any]) -> str:
 def _display(row: dict[str, Any]) -> str:
     name = row.get("name") or row.get("customer_name") or ""
     code = row.get("code") or row.get("bill_no") or row.get("id")
-    return f"{code} {name}".strip()
+    return " ".join(str(x) for x in (code, name, row.get("spec")) if x)  # same-named materials differ by spec
 
 
 async def lookup(client: ErpClient, token: str, ref_form: str, value: str) -> list[dict[str, Any]]:

@@ -148,7 +148,7 @@ def check_form_values(
                 extra = {k: line[k] for k in ("line_no", "_delete") if k in line}
                 body = {k: v for k, v in line.items() if k not in extra}
                 clean_line, line_problems = check_values(
-                    detail_fields(config), body, creating=creating and not extra, prefix=f"details[{n}]."
+                    detail_fields(config), body, creating=creating and not extra, prefix=f"details.{n}."
                 )
                 clean_lines.append({**clean_line, **extra})
                 problems += line_problems
