@@ -193,3 +193,26 @@ def test_questions_and_forms_elicit_where_the_client_can_and_are_content_otherwi
     form = structured(mcp_call(erp_server, token, without))
     assert form["kind"] == "interaction" and form["data"]["kind"] == "form"
     assert "customer_id" in {f["column"] for f in form["data"]["payload"]["fields"]}
+
+
+def test_the_sdks_high_level_client_on_both_protocol_eras(erp_server: ErpServer) -> None:
+    """``mcp.Client`` negotiates: ``auto`` speaks the 2026-07-28 per-request protocol, ``legacy``
+    the initialize handshake; the bearer token reaches tether either way."""
+    from mcp.client.client import Client
+
+    token = erp_server.token("sales01")
+
+    async def one(mode: str) -> tuple[str, types.CallToolResult]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+            Client(streamable_http_client(erp_server.url + "/mcp", http_client=http), mode=mode) as client,
+        ):
+            refused = await client.call_tool("read_form_data", {"form_id": "4001"})
+            return client.protocol_version, refused
+
+    versions = set()
+    for mode in ("auto", "legacy"):
+        version, refused = asyncio.run(one(mode))
+        versions.add(version)
+        assert refused.is_error and NO_ACCESS in structured(refused)["data"]["error"]
+    assert len(versions) == 2, versions
