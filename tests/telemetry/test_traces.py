@@ -58,6 +58,7 @@ def test_a_live_server_exports_turn_model_and_tool_spans(tmp_path: Path, receive
     for t in turns:
         assert t.attributes["tether.session.id"] == sid and t.attributes["enduser.id"] == "alice"
         assert t.resource["service.name"] == "tether"
+        assert t.attributes["gen_ai.operation.name"] == "invoke_agent"
     models = receiver.named("chat")
     assert len(models) >= 2
     for m in models:

@@ -310,6 +310,8 @@ class Runtime:
         s = turn.session
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(s))
         attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "tether",
             "tether.session.id": s.session_id,
             "tether.turn.id": turn.turn_id,
             "tether.turn.resumed": turn.resumed,
