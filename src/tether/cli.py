@@ -278,6 +278,20 @@ def cmd_erp_seed(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """MCP over stdio for one caller: --token, TETHER_TOKEN or the saved login (never a default)."""
+    import asyncio
+
+    from tether.interop.mcp_server import serve_stdio
+
+    saved = _saved_logins().get(args.url.rstrip("/")) or {}
+    token = args.token or os.environ.get("TETHER_TOKEN") or saved.get("token")
+    if not token:
+        print("tether mcp needs a token: --token, TETHER_TOKEN, or `tether login` first", file=sys.stderr)
+        return 2
+    return asyncio.run(serve_stdio(_settings(args), str(token)))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from tether.demo import run_demo
 
@@ -306,6 +320,10 @@ def parser() -> argparse.ArgumentParser:
             "--token", default=None, help="bearer token (default: TETHER_TOKEN, the saved login, dev-alice)"
         )
         sp.set_defaults(fn=fn)
+    mcp = sub.add_parser("mcp", help="serve the tools over MCP on stdin/stdout (for one caller)")
+    mcp.add_argument("--token", default=None, help="bearer token (default: TETHER_TOKEN, then the saved login)")
+    mcp.add_argument("--url", default=DEFAULT_URL, help="whose saved login to use")
+    mcp.set_defaults(fn=cmd_mcp)
     login = sub.add_parser("login", help="log in with an ERP user; later commands use the token")
     login.add_argument("username")
     login.add_argument("--password", help="default: TETHER_PASSWORD, else asked for")

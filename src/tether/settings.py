@@ -75,6 +75,19 @@ class Settings(BaseSettings):
     max_context_depth: int = Field(6, ge=1, description="deepest nesting of objects and arrays in globalContext")
     max_context_keys: int = Field(200, ge=1, description="most object keys in globalContext, all levels together")
     log_level: str = Field("INFO", description="logging level")
+    otel_endpoint: str | None = Field(
+        None,
+        description="OTLP/HTTP base URL traces are exported to (/v1/traces is appended), e.g. a collector at "
+        "http://127.0.0.1:4318 or Langfuse at https://<host>/api/public/otel; unset: no traces",
+    )
+    otel_headers: SecretStr | None = Field(
+        None,
+        description="headers of the OTLP export, 'key=value,key2=value2' (e.g. Authorization=Basic …); never logged",
+    )
+    otel_capture_content: bool = Field(
+        False, description="record prompts, completions, tool arguments and results (business data) on spans"
+    )
+    otel_service_name: str = Field("tether", description="service.name of the exported traces")
 
     @property
     def pack_refs(self) -> list[str]:

@@ -20,6 +20,7 @@ from tether.core.runtime import Runtime
 from tether.core.skills import SkillRegistry, SkillRouter, load_skills
 from tether.core.tools import ToolRegistry
 from tether.core.turn import Limits, TurnDeps
+from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
 from tether.models.planner import PlannerModel
 from tether.ops.service import OpService
 from tether.ops.store import SqlOpStore
@@ -27,6 +28,7 @@ from tether.pack import Pack, PackEnv, load_packs, upgrade_pack
 from tether.settings import Settings
 from tether.store.audit import SqlAuditLog
 from tether.store.sql_store import SqlStore
+from tether.telemetry import Metrics, Tracing, build_telemetry
 
 log = logging.getLogger("tether")
 
@@ -45,6 +47,8 @@ class Services:
     deps: TurnDeps
     audit: SqlAuditLog
     ops: OpService
+    metrics: Metrics = field(default_factory=Metrics)
+    tracing: Tracing | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
 
@@ -74,6 +78,8 @@ class Services:
             await close()
         await self.store.close()
         self.audit.close()
+        if self.tracing is not None:
+            await asyncio.to_thread(self.tracing.shutdown)  # flushes the spans still queued
         self.ops.store.close()
 
     async def _sweep(self) -> None:
@@ -85,6 +91,13 @@ class Services:
                 await self.ops.sweep()
             except Exception:  # keep sweeping; the next round retries
                 log.exception("sweep failed")
+
+
+def identity_chain(services: Services) -> ProviderChain:
+    """The dev tokens, then each pack's providers in pack order: how every entry point (HTTP, MCP)
+    turns a bearer token into an identity."""
+    providers: list[IdentityProvider] = [DevTokenProvider(services.settings.dev_tokens)]
+    return ProviderChain(providers + [p for pack in services.packs for p in pack.identity_providers])
 
 
 def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
@@ -128,7 +141,8 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         context_tokens=settings.context_tokens,
     )
     audit = SqlAuditLog(settings.database_url)
-    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit)
+    telemetry, metrics, tracing = build_telemetry(settings)
+    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit, telemetry=telemetry)
     deps = TurnDeps(
         store,
         bus,
@@ -138,6 +152,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         limits,
         callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
         prompt_sections=[(p.audience, section) for p in packs for section in p.prompt_sections],
+        telemetry=telemetry,
     )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
@@ -145,7 +160,13 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     runtime = Runtime(deps, router, store)
     executors = {e.name: e for p in packs for e in p.op_executors}
     ops = OpService(
-        SqlOpStore(settings.database_url), runtime, audit, executors, settings.op_ttl_s, settings.op_lease_s
+        SqlOpStore(settings.database_url),
+        runtime,
+        audit,
+        executors,
+        settings.op_ttl_s,
+        settings.op_lease_s,
+        telemetry=telemetry,
     )
     deps.services = {"ops": ops}
     return Services(
@@ -161,4 +182,6 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         deps,
         audit,
         ops,
+        metrics=metrics,
+        tracing=tracing,
     )

@@ -8,17 +8,18 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from starlette.routing import Route
 
 from tether import __version__
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.limits import LimitRequestBody
-from tether.app.routes import chat, dsl, events, ops, runtime, sessions, tools
+from tether.app.routes import agui, chat, dsl, events, metrics, ops, runtime, sessions, tools
 from tether.core.ports import ChatModel
-from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
+from tether.interop.mcp_server import TetherMcp
 from tether.pack import Pack
 from tether.settings import Settings, create_settings
-from tether.wiring import build_services
+from tether.wiring import build_services, identity_chain
 
 
 class RejectNulInPath:
@@ -41,12 +42,15 @@ def create_app(
 ) -> FastAPI:
     settings = settings or create_settings()
     services = build_services(settings, model=model, packs=packs)
+    identity = identity_chain(services)
+    mcp_app = TetherMcp(services, identity).http_app()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.start()
         try:
-            yield
+            async with mcp_app.lifespan():
+                yield
         finally:
             await services.stop()
 
@@ -57,18 +61,29 @@ def create_app(
         description="A governed agent backend for business systems.",
     )
     app.state.services = services
-    providers: list[IdentityProvider] = [DevTokenProvider(settings.dev_tokens)]
-    app.state.identity = ProviderChain(providers + [p for pack in services.packs for p in pack.identity_providers])
+    app.state.identity = identity
     errors.install(app)
     app.add_middleware(RejectNulInPath)
     app.add_middleware(LimitRequestBody, max_bytes=settings.max_body_bytes)  # outermost: before any route
-    for r in (sessions.router, events.router, runtime.router, dsl.router, tools.router, chat.router, ops.router):
+    for r in (
+        sessions.router,
+        events.router,
+        runtime.router,
+        dsl.router,
+        tools.router,
+        metrics.router,
+        ops.router,
+        agui.router,
+        chat.router,
+    ):
         app.include_router(r)
     for pack in services.packs:
         for r in pack.routers:
             app.include_router(r)
         for prefix, sub_app in pack.apps.items():
             app.mount(prefix, sub_app)
+
+    app.router.routes.append(Route("/mcp", mcp_app))  # MCP over streamable HTTP (GET, POST, DELETE)
 
     @app.get("/api/health", tags=["meta"])
     async def health() -> dict[str, Any]:

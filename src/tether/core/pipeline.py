@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from tether.core.events import EventType
 from tether.core.messages import ToolCall
 from tether.core.session import Step
+from tether.core.telemetry import TOOL_CALL, NoTelemetry, Telemetry
 from tether.core.tools import (
     AsyncJobStarted,
     ErrorResult,
@@ -102,11 +103,13 @@ class ToolPipeline:
         default_timeout_s: float = 60.0,
         max_rows: int = 200,
         audit: AuditSink | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.registry = registry
         self.default_timeout_s = default_timeout_s
         self.max_rows = max_rows
         self.audit = audit
+        self.telemetry: Telemetry = telemetry or NoTelemetry()
 
     async def run(
         self,
@@ -115,6 +118,32 @@ class ToolPipeline:
         ctx: ToolContext,
         emit: Emit,
         before_execute: Callable[[], Awaitable[None]] | None = None,
+    ) -> Outcome:
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+            "tether.session.id": ctx.session_id,
+            "tether.turn.id": ctx.turn_id,
+            "enduser.id": ctx.owner.user_id,
+            "tether.tenant": ctx.owner.tenant,
+        }
+        with self.telemetry.span(TOOL_CALL, attributes) as span:
+            span.content("gen_ai.tool.call.arguments", lambda: call.arguments)
+            outcome = await self._run(call, allowed, ctx, emit, before_execute)
+            span.set("tether.tool.outcome", outcome.kind)
+            if outcome.kind == "error":
+                span.fail(str(outcome.data.get("error", "")))
+            span.content("gen_ai.tool.call.result", lambda: outcome.content)
+            return outcome
+
+    async def _run(
+        self,
+        call: ToolCall,
+        allowed: frozenset[str],
+        ctx: ToolContext,
+        emit: Emit,
+        before_execute: Callable[[], Awaitable[None]] | None,
     ) -> Outcome:
         started = time.time()
         step = Step(ctx.turn_id, call.id, call.name, {}, "FAILED", started_at=started)

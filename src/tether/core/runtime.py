@@ -21,12 +21,13 @@ from typing import Any
 
 from tether.core.dsl import compile_dsl
 from tether.core.events import EventType
-from tether.core.loop import run_turn
-from tether.core.messages import tool_message
+from tether.core.loop import Decision, run_turn
+from tether.core.messages import ModelReply, ToolCall, tool_message
 from tether.core.pipeline import frame, summarise
 from tether.core.ports import AsyncJob, Commit, DslStore, SessionStore
 from tether.core.session import AgentSession, Identity, Owner, Status, Step, new_id, split_caller
 from tether.core.skills import SkillRouter
+from tether.core.telemetry import TURN
 from tether.core.turn import Turn, TurnDeps, hash_token
 from tether.errors import Conflict, InvalidInput, NotFound, Unauthorized
 
@@ -68,7 +69,12 @@ class Runtime:
     # ---- entry points ---------------------------------------------------------------------------
 
     async def start_session(
-        self, who: Owner | Identity, message: str, global_context: dict[str, Any], wait: bool = True
+        self,
+        who: Owner | Identity,
+        message: str,
+        global_context: dict[str, Any],
+        wait: bool = True,
+        session_id: str | None = None,
     ) -> AgentSession:
         """Create a session and run its first turn; with ``wait=False`` the turn runs in the
         background and the RUNNING session returns at once (follow it on the event stream).
@@ -76,6 +82,8 @@ class Runtime:
         check_message(message)
         owner, identity = split_caller(who)
         s = AgentSession.new(owner, message, global_context)
+        if session_id is not None:  # a client-chosen id (an AG-UI thread); the store refuses a taken one
+            s.session_id = session_id
         if identity is not None:
             s.global_context["_provider"] = identity.provider  # which packs' prompt text applies
         selection = await self.router.select(message, s.global_context, identity.provider if identity else None)
@@ -92,6 +100,41 @@ class Runtime:
         turn.pending = []
         lock = await self._claim(s.session_id)  # a new id: never contended
         return await self._launch(s.session_id, lock, self._drive(turn), wait, at_once=s)
+
+    async def start_tool_session(
+        self, who: Identity, tool_name: str, arguments: dict[str, Any], title: str, via: str
+    ) -> AgentSession:
+        """A session begun by one direct tool call from another protocol (``via``: "mcp"): the call
+        is the turn's only step, through the same pipeline, identity and grants as a model's call,
+        and no model runs. A question, form or proposal leaves the session waiting for its person
+        exactly as a turn's would (a proposal's op belongs to this session; a person confirms it
+        through ``/api/ops``); any other result ends it — an error result as FAILED."""
+        check_message(title)
+        s = AgentSession.new(who.owner, title, {"_provider": who.provider, "_via": via})
+        s.transcript.append({"role": "system", "content": ""})
+        s.transcript.append({"role": "user", "content": title})
+        turn = self._turn(s, resumed=False, identity=who)
+        turn.emit(EventType.SESSION_STARTED, {"query": title, "title": s.title, "via": via})
+        turn.open()
+        turn.allowed = frozenset({tool_name})
+        async with self._lock(s.session_id):
+            await self.store.create(Commit(s, turn.pending))
+            for e in turn.pending:
+                self.deps.bus.publish(e)
+            turn.pending = []
+            call = ToolCall(new_id("call"), tool_name, json.dumps(arguments, ensure_ascii=False))
+            decision = await turn.act(ModelReply(tool_calls=[call], meta={"via": via}))
+            if decision in (Decision.WAIT_USER, Decision.WAIT_CONFIRMATION, Decision.WAIT_CALLBACK):
+                await turn.finish(decision)
+                return s
+            step = s.step(call.id)
+            if step is not None and step.status == "FAILED":
+                error = step.result.get("error") if isinstance(step.result, dict) else None
+                await turn.fail(str(error or f"{tool_name} failed"))
+                return s
+            s.append({"role": "assistant", "content": f"{tool_name} finished"})
+            await turn.finish(Decision.FINAL)
+            return s
 
     async def post_message(
         self, session_id: str, who: Owner | Identity, message: str, wait: bool = True
@@ -405,8 +448,21 @@ class Runtime:
     async def _drive(self, turn: Turn) -> AgentSession:
         s = turn.session
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(s))
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "tether",
+            "tether.session.id": s.session_id,
+            "tether.turn.id": turn.turn_id,
+            "tether.turn.resumed": turn.resumed,
+            "enduser.id": s.owner.user_id,
+            "tether.tenant": s.owner.tenant,
+        }
         try:
-            await run_turn(turn)
+            with self.deps.telemetry.span(TURN, attributes) as span:
+                await run_turn(turn)
+                span.set("tether.turn.outcome", s.status.value)
+                if s.status is Status.FAILED:
+                    span.fail(s.last_error or "the turn failed")
         finally:
             heartbeat.cancel()
         if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):

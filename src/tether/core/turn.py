@@ -12,7 +12,7 @@ import hashlib
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tether.core import memory
@@ -24,6 +24,7 @@ from tether.core.ports import AsyncJob, ChatModel, Commit, EventBus, SessionStor
 from tether.core.prompt import system_prompt
 from tether.core.session import AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
+from tether.core.telemetry import MODEL_CALL, NoTelemetry, Telemetry
 from tether.core.tools import JobTicket, ToolContext
 from tether.errors import ModelError
 
@@ -55,6 +56,7 @@ class TurnDeps:
     on_final: Callable[[AgentSession, str], Awaitable[str | None]] | None = None  # compile DSL
     # packs' extra system-prompt text, each for the sessions of the listed identity providers (empty: all)
     prompt_sections: list[tuple[tuple[str, ...], Callable[[], str]]] | None = None
+    telemetry: Telemetry = field(default_factory=NoTelemetry)  # spans and metrics (tether.telemetry)
 
 
 ALWAYS_ALLOWED = frozenset({"load_skill", "ask_user"})  # built-in tools every turn may call
@@ -142,13 +144,43 @@ class Turn:
         attempt = 0
         while True:
             try:
-                return await deps.model.chat(request)
+                return await self._chat(request)
             except ModelError as exc:
                 if not exc.retryable or attempt >= self.limits.model_retries:
                     raise
                 attempt += 1
                 self.emit(EventType.ERROR, {"message": f"model call failed, retrying ({attempt}): {exc.message}"})
                 await asyncio.sleep(self.limits.model_backoff_s * 2 ** (attempt - 1))
+
+    async def _chat(self, request: ModelRequest) -> ModelReply:
+        """One model call inside a span (GenAI conventions: operation, provider, model, usage)."""
+        s, model = self.session, self.deps.model
+        provider, _, name = model.name.partition(":")
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": name or provider,
+            "tether.session.id": s.session_id,
+            "tether.turn.id": self.turn_id,
+            "enduser.id": s.owner.user_id,
+            "tether.tenant": s.owner.tenant,
+        }
+        with self.deps.telemetry.span(MODEL_CALL, attributes) as span:
+            span.content("gen_ai.input.messages", lambda: request.messages)
+            try:
+                reply = await model.chat(request)
+            except ModelError as exc:
+                span.fail(exc.message)
+                raise
+            if reply.meta.get("model"):
+                span.set("gen_ai.response.model", str(reply.meta["model"]))
+            if reply.meta.get("finish_reason"):
+                span.set("gen_ai.response.finish_reasons", [str(reply.meta["finish_reason"])])
+            if reply.usage is not None:
+                span.set("gen_ai.usage.input_tokens", reply.usage.prompt_tokens)
+                span.set("gen_ai.usage.output_tokens", reply.usage.completion_tokens)
+            span.content("gen_ai.output.messages", lambda: [reply.to_message()])
+            return reply
 
     async def _window(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The part of the transcript this request carries; turns that fell out of it are folded

@@ -24,6 +24,7 @@ from typing import Any
 from tether.core.events import EventType
 from tether.core.runtime import Runtime
 from tether.core.session import Identity, Owner
+from tether.core.telemetry import OP_CONFIRM, OP_EXECUTE, NoTelemetry, Telemetry
 from tether.errors import Conflict, NotFound, ToolError
 from tether.ops.executor import OpExecutor
 from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
@@ -51,7 +52,9 @@ class OpService:
         executors: dict[str, OpExecutor],
         ttl_s: float = 86_400.0,
         lease_s: float = 30.0,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry: Telemetry = telemetry or NoTelemetry()
         self.store = store
         self.runtime = runtime
         self.audit = audit
@@ -83,6 +86,15 @@ class OpService:
         return [op.view() for op in await self.store.list_ops(who.owner, status, session_id, limit)]
 
     async def confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
+        attributes = {"tether.op.id": op_id, "enduser.id": who.owner.user_id, "tether.tenant": who.owner.tenant}
+        with self.telemetry.span(OP_CONFIRM, attributes) as span:
+            view = await self._confirm(op_id, who)
+            span.set("tether.op.status", str(view.get("status")))
+            if view.get("sessionId"):
+                span.set("tether.session.id", str(view["sessionId"]))
+            return view
+
+    async def _confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
         op = await self._owned(op_id, who.owner)
         now = time.time()
         if op.status == "draft" and op.expire_at <= now:
@@ -181,12 +193,26 @@ class OpService:
         return await self._execute(stranded, who)
 
     async def _execute(self, op: Op, who: Identity) -> Op:
-        try:
-            outcome = await self._executor(op).execute(op, who.credential)
-        except ToolError as exc:
-            outcome = OpOutcome("failed", error=f"{exc.message}; confirm again to retry")
-        _failpoint("op-after-execute")
-        return await self._record(op, outcome, who, ("executing",))
+        attributes = {
+            "tether.op.id": op.op_id,
+            "tether.op.type": op.op_type,
+            "tether.op.form": op.form_id,
+            "tether.op.attempt": op.attempts,
+            "tether.session.id": op.session_id or "",
+            "enduser.id": op.owner_user,
+            "tether.tenant": op.owner_tenant,
+        }
+        with self.telemetry.span(OP_EXECUTE, attributes) as span:
+            span.content("tether.op.payload", lambda: op.payload)  # business data: only when captured
+            try:
+                outcome = await self._executor(op).execute(op, who.credential)
+            except ToolError as exc:
+                outcome = OpOutcome("failed", error=f"{exc.message}; confirm again to retry")
+            _failpoint("op-after-execute")
+            span.set("tether.op.status", outcome.status)
+            if outcome.status == "failed":
+                span.fail(outcome.error or "the op failed")
+            return await self._record(op, outcome, who, ("executing",))
 
     async def _validate(self, op: Op, who: Identity) -> Op:
         try:

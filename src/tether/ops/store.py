@@ -105,6 +105,12 @@ class SqlOpStore:
         count = await self._run(lambda conn: conn.execute(statement).rowcount)
         return bool(count == 1)
 
+    async def count_by_status(self) -> dict[str, int]:
+        """Ops in each status, all owners (the ``tether_ops`` gauge)."""
+        query = sa.select(op_queue.c.status, sa.func.count()).group_by(op_queue.c.status)
+        rows = await self._run(lambda conn: conn.execute(query).all())
+        return {str(status): int(n) for status, n in rows}
+
     async def due_drafts(self, now: float, limit: int = 200) -> list[Op]:
         """Drafts past their expiry (the sweeper expires them one conditional UPDATE each)."""
         query = (

@@ -230,6 +230,9 @@ class MemoryStore:
             }
         )
 
+    async def count_pending_jobs(self) -> int:
+        return sum(1 for j in self._jobs.values() if j["status"] == "PENDING")
+
     async def overdue_jobs(self, now: float) -> list[AsyncJob]:
         found = [j for j in self._jobs.values() if j["status"] == "PENDING" and 0 < j["deadline"] < now]
         found.sort(key=lambda j: j["deadline"])

@@ -272,6 +272,11 @@ class SqlStore:
         query = sa.select(t).where(t.c.status == "PENDING", t.c.deadline > 0, t.c.deadline < now).order_by(t.c.deadline)
         return await self._jobs(query)
 
+    async def count_pending_jobs(self) -> int:
+        """Async jobs still waiting for their callback (the ``tether_async_jobs_waiting`` gauge)."""
+        query = sa.select(sa.func.count()).select_from(async_job).where(async_job.c.status == "PENDING")
+        return await self._read(lambda conn: int(conn.execute(query).scalar_one()))
+
     async def _jobs(self, query: sa.Select[Any]) -> list[AsyncJob]:
         return await self._read(lambda conn: [codec.job_from_row(r._mapping) for r in conn.execute(query)])
 

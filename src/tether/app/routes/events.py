@@ -46,6 +46,7 @@ async def events(
 
 async def _stream(services: Services, request: Request, session_id: str, last: int) -> AsyncIterator[dict[str, Any]]:
     sub = services.bus.subscribe(session_id)
+    services.metrics.sse_clients.inc()
     try:
         while not await request.is_disconnected():
             batch = await services.store.events_after(session_id, last, 500)
@@ -58,4 +59,5 @@ async def _stream(services: Services, request: Request, session_id: str, last: i
             while live is not None and live.seq <= last:  # already sent
                 live = await sub.get(0)
     finally:
+        services.metrics.sse_clients.dec()
         sub.close()
