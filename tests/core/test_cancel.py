@@ -186,3 +186,18 @@ def test_answering_by_message_and_by_interaction_is_recorded_for_clients(db_url:
             assert answered[1]["interactionId"] == iid and answered[1]["toolCallId"] == "q2"
 
     asyncio.run(main())
+
+
+def test_cancel_closes_every_queued_interaction(db_url: str) -> None:
+    async def main() -> None:
+        replies = [calls(("ask", {"question": "month?"}, "q1"), ("ask", {"question": "day?"}, "q2"))]
+        async with harness(db_url, replies) as h:
+            s = await h.start()
+            assert s.status is Status.WAITING_USER_INPUT and len(s.pending_entries()) == 2
+            await h.runtime.cancel(s.session_id, ALICE)
+            stored = await h.load(s.session_id)
+            assert stored.status is Status.CANCELLED and stored.pending_entries() == []
+            assert_valid_transcript(stored)
+            assert [st.status for st in stored.executed_steps] == ["FAILED", "FAILED"]
+
+    asyncio.run(main())

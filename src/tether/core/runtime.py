@@ -254,7 +254,8 @@ class Runtime:
         replaced by ``result`` and the model gets a round (as ``complete_interaction``). Waits
         for a running turn rather than refusing: the outcome is already the truth in the op row."""
         owner, identity = split_caller(who) if who is not None else (None, None)
-        async with self._lock(session_id):
+
+        async def body() -> AgentSession:
             for attempt in range(3):
                 s = await self.store.load(session_id, owner)
                 turn = self._turn(s, resumed=True, identity=identity)
@@ -270,6 +271,11 @@ class Runtime:
             if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
                 return await self._answer(s, str(interaction_id), result, identity)
             return s
+
+        lock = self._lock(session_id)
+        await lock.acquire()
+        # as the session's driver: the model's round that follows can be stopped like any turn
+        return await self._held(session_id, lock, body())
 
     async def callback(
         self, job_id: str, token: str | None, status: str, payload: Any, error: str | None
@@ -424,10 +430,9 @@ class Runtime:
         for call, started in _unanswered_calls(s):
             reason = CANCELLED_IN_FLIGHT if started else CANCELLED_NOT_RUN
             close(call["id"], call["function"]["name"], reason, _loads(call["function"].get("arguments")))
-        pending = s.pending_interaction
-        if pending is not None:
+        for pending in s.pending_entries():  # the head and any queued behind it
             close(pending["toolCallId"], pending["toolId"], CANCELLED_WAITING)
-            s.pending_interaction = None
+        s.pending_interaction = None
         jobs = list(s.waiting_job_ids)
         for job_id in jobs:
             job = await self.store.get_job(job_id)

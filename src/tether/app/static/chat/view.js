@@ -287,6 +287,7 @@ const HANDLERS = {
     this.current(event).flow.append(op.el);
   },
   LINK(data, event) {
+    if (data.opId && this.ops.has(data.opId)) return; // the op's card already carries its link
     const el = linkCard(data, this.ctx);
     if (el) this.current(event).flow.append(el);
   },
