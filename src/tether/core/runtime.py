@@ -502,13 +502,7 @@ class Runtime:
     def _apply_job(self, s: AgentSession, turn: Turn, job: AsyncJob) -> None:
         ok = job.status == "SUCCEEDED"
         data = job.result if ok else {"error": job.error or "the job failed", "result": job.result}
-        kind = "value" if ok else "error"
-        index = s.tool_message_index(job.tool_call_id)
-        if index is not None:
-            s.set_message(index, tool_message(job.tool_call_id, frame(job.tool_id, kind, data)))
-        step = s.step(job.tool_call_id)
-        if step is not None:
-            step.status, step.result, step.finished_at = ("SUCCEEDED" if ok else "FAILED"), data, time.time()
+        _settle_call(s, job.tool_call_id, job.tool_id, "value" if ok else "error", data)
         s.waiting_job_ids.remove(job.job_id)
         base = {"toolCallId": job.tool_call_id, "toolId": job.tool_id, "externalJobId": job.job_id}
         turn.emit(EventType.TOOL_CALLBACK_RECEIVED, {**base, "status": job.status})
@@ -537,12 +531,7 @@ class Runtime:
             result = self._checked_answer(entry, result)  # 422 here leaves the session waiting
         entry = s.take_interaction(interaction_id)
         call_id, tool_id = entry["toolCallId"], entry["toolId"]
-        index = s.tool_message_index(call_id)
-        if index is not None:
-            s.set_message(index, tool_message(call_id, frame(tool_id, "value", result)))
-        step = s.step(call_id)
-        if step is not None:
-            step.status, step.result, step.finished_at = "SUCCEEDED", result, time.time()
+        _settle_call(s, call_id, tool_id, "value", result)
         answered = {
             "interactionId": interaction_id,
             "kind": entry["kind"],
@@ -638,14 +627,19 @@ def _note_answer(turn: Turn, answered: dict[str, Any], message: str | None) -> N
     turn.emit(EventType.INTERACTION_ANSWERED, answered)
 
 
-def _close_lapsed_login(s: AgentSession, pending: dict[str, Any]) -> None:
-    call_id, tool_id = pending["toolCallId"], pending["toolId"]
+def _settle_call(s: AgentSession, call_id: str, tool_id: str, kind: str, data: Any) -> None:
+    """A call's outcome arrived later (a job's callback, a person's answer, a lapsed login): its tool
+    message is replaced in place and its step finished, both with ``data``."""
     index = s.tool_message_index(call_id)
     if index is not None:
-        s.set_message(index, tool_message(call_id, frame(tool_id, "error", {"error": LOGIN_LAPSED, "retryable": True})))
+        s.set_message(index, tool_message(call_id, frame(tool_id, kind, data)))
     step = s.step(call_id)
     if step is not None:
-        step.status, step.result, step.finished_at = "FAILED", {"error": LOGIN_LAPSED}, time.time()
+        step.status, step.result, step.finished_at = ("FAILED" if kind == "error" else "SUCCEEDED"), data, time.time()
+
+
+def _close_lapsed_login(s: AgentSession, pending: dict[str, Any]) -> None:
+    _settle_call(s, pending["toolCallId"], pending["toolId"], "error", {"error": LOGIN_LAPSED, "retryable": True})
     s.pending_interaction = None
 
 

@@ -44,6 +44,15 @@ def _lookup(path: str, scope: dict[str, Any]) -> Any:
     return current
 
 
+def _records(value: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """(column names, rows as objects) of a tool's ``{columns, rows}`` or a list of objects."""
+    if isinstance(value, dict) and "rows" in value:
+        names = [str(c) for c in value.get("columns") or []]
+        return names, [dict(zip(names, r, strict=False)) if isinstance(r, list) else r for r in value["rows"]]
+    records = [r for r in value or [] if isinstance(r, dict)] if isinstance(value, list) else []
+    return list(dict.fromkeys(k for r in records for k in r)), records
+
+
 def markdown_table(value: Any, columns: str = "", limit: int = 20) -> str:
     """A Markdown table of a tool's rows: ``{columns, rows[, labels]}`` or a list of objects.
     ``columns`` (comma-separated) picks and orders columns; cells are one line, ``|`` escaped."""
@@ -52,13 +61,9 @@ def markdown_table(value: Any, columns: str = "", limit: int = 20) -> str:
     if isinstance(value, dict) and "rows" in value:
         labels = dict(value.get("labels") or {})
         coded = dict(value.get("valueLabels") or {})
-        names = [str(c) for c in value.get("columns") or []]
-        records = [dict(zip(names, row, strict=False)) if isinstance(row, list) else row for row in value["rows"]]
-    elif isinstance(value, list):
-        records = [r for r in value if isinstance(r, dict)]
-        names = list(dict.fromkeys(k for r in records for k in r))
-    else:
+    elif not isinstance(value, list):
         return str(value)
+    names, records = _records(value)
     if columns:
         names = [c for c in columns.split(",") if c]
     if not records:
@@ -90,11 +95,7 @@ def _render_filter(value: Any, arg: str, scope: dict[str, Any]) -> Any:
 
 def _sum_filter(value: Any, arg: str, scope: dict[str, Any]) -> str:
     """The sum of column ``arg`` over a tool's rows, as 1,234.50."""
-    if isinstance(value, dict) and "rows" in value:
-        names = [str(c) for c in value.get("columns") or []]
-        rows = [dict(zip(names, r, strict=False)) if isinstance(r, list) else r for r in value["rows"]]
-    else:
-        rows = [r for r in value or [] if isinstance(r, dict)]
+    _, rows = _records(value)
     total = sum(float(r.get(arg) or 0) for r in rows if isinstance(r.get(arg) or 0, (int, float, str)))
     return f"{total:,.2f}"
 

@@ -22,7 +22,7 @@ from tether.erp_demo import facts
 PACKS = "tether.erp_demo.pack,tether.packs.erp.pack"
 SEED_SCALE = "0.3"
 
-__all__ = ["ErpServer", "answer_of", "facts", "get_session", "runtime_events", "wait_status"]
+__all__ = ["ErpServer", "answer_of", "erp_rows", "facts", "get_session", "runtime_events", "wait_status"]
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +65,14 @@ class ErpServer(ServerProcess):
         assert r.status_code == 200, r.text
         body: dict[str, Any] = r.json()
         return body
+
+
+def erp_rows(erp: httpx.Client, form_id: str, **params: Any) -> dict[str, Any]:
+    """One page of a form read from the ERP directly (bypassing tether): what the ERP alone hands out."""
+    r = erp.post("/getBusinessDataByFormcustomId", json={"sFormId": form_id, "pageNum": 1, "pageSize": 50, **params})
+    assert r.status_code == 200, r.text
+    dataset: dict[str, Any] = r.json()["dataset"]
+    return dataset
 
 
 def answer_of(session: dict[str, Any]) -> str:

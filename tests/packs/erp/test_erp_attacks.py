@@ -18,20 +18,13 @@ from typing import Any
 
 import httpx
 
-from tests.packs.erp.conftest import ErpServer, answer_of, facts
+from tests.packs.erp.conftest import ErpServer, answer_of, erp_rows, facts
 
 NO_ACCESS = "no such form or no access"
 
 
-def _rows(erp: httpx.Client, form_id: str, **params: Any) -> dict[str, Any]:
-    r = erp.post("/getBusinessDataByFormcustomId", json={"sFormId": form_id, "pageNum": 1, "pageSize": 50, **params})
-    assert r.status_code == 200, r.text
-    dataset: dict[str, Any] = r.json()["dataset"]
-    return dataset
-
-
 def _stock(erp: httpx.Client, code: str) -> float:
-    return sum(float(r["qty"]) for r in _rows(erp, "4001", material_code=code)["rows"])
+    return sum(float(r["qty"]) for r in erp_rows(erp, "4001", material_code=code)["rows"])
 
 
 def _error(result: dict[str, Any]) -> str:
@@ -51,7 +44,7 @@ def test_fin01_overdue_question_is_answered_with_a_table(erp_server: ErpServer) 
 def test_an_ungranted_form_is_refused_by_every_tool_though_the_erp_hands_it_out(erp_server: ErpServer) -> None:
     token = erp_server.token("sales01")  # granted 1001, 2001, 2002, 2003 — not AR (5001) or stock (4001)
     with erp_server.erp_direct(token) as erp:
-        open_rows = _rows(erp, "5001")
+        open_rows = erp_rows(erp, "5001")
         assert open_rows["total"] > 0, "the demo ERP must hand out ungranted forms, or this test proves nothing"
         record_id = open_rows["rows"][0]["id"]
     with erp_server.client(token) as c:
@@ -96,7 +89,7 @@ def test_bupdate_and_unknown_keys_never_reach_the_erp(erp_server: ErpServer) -> 
         assert _stock(erp, "M0007") == before
         # the hole is real: the same key sent to the ERP directly writes stock
         hole_before = _stock(erp, "M0008")
-        _rows(erp, "4001", material_code="M0008", bUpdate=1, adjust_qty=5)
+        erp_rows(erp, "4001", material_code="M0008", bUpdate=1, adjust_qty=5)
         assert _stock(erp, "M0008") > hole_before
 
 
@@ -140,7 +133,7 @@ def test_hostile_remarks_do_not_change_what_the_planner_does(erp_server: ErpServ
     token = erp_server.token("sales01")
     with erp_server.erp_direct(token) as erp:
         record = erp.get("/getBusinessDataById/2001/qt-1-hostile-1").json()["master"]
-        count_before = _rows(erp, "2001")["total"]
+        count_before = erp_rows(erp, "2001")["total"]
     with erp_server.client(token) as c:
         s = erp_server.ask(c, f"报价单{record['bill_no']}的明细")
     assert s["status"] == "SUCCEEDED"
@@ -151,7 +144,7 @@ def test_hostile_remarks_do_not_change_what_the_planner_does(erp_server: ErpServ
             body = json.loads(m["content"])
             assert set(body) == {"tool", "kind", "data"}
     with erp_server.erp_direct(token) as erp:
-        assert _rows(erp, "2001")["total"] == count_before
+        assert erp_rows(erp, "2001")["total"] == count_before
 
 
 def test_a_dsl_replay_checks_grants_again_as_the_replaying_user(erp_server: ErpServer) -> None:

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from tether.pack import ReadOnlyExecutor
+from tether.packs.erp.query import plain_value
 
 L2_VIEWS = ("viw_kg_form_neighbors", "viw_kg_edge_flow")
 L3_VIEWS = ("viw_kg_field_dict",)
@@ -35,7 +36,7 @@ class KnowledgeGraph:
         views: dict[str, list[dict[str, Any]]] = {}
         for name in (*L2_VIEWS, *L3_VIEWS, CARDS, DOMAINS):
             result = self.executor.execute(f"SELECT * FROM {name}")  # fixed names, no input
-            views[name] = [dict(zip(result.columns, (_plain(v) for v in r), strict=True)) for r in result.rows]
+            views[name] = [dict(zip(result.columns, (plain_value(v) for v in r), strict=True)) for r in result.rows]
         self._views, self._loaded = views, time.monotonic()
         return views
 
@@ -66,7 +67,3 @@ def _granted(row: dict[str, Any], grants: frozenset[str]) -> bool:
 def _mentions(row: dict[str, Any], term: str) -> bool:
     low = term.lower()
     return any(isinstance(v, str) and (low in v.lower() or (len(v) >= 2 and v.lower() in low)) for v in row.values())
-
-
-def _plain(value: Any) -> Any:
-    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)

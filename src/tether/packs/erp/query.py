@@ -104,7 +104,7 @@ class QueryService:
             self.state.remember(brand, question, sql)
         answer = {
             "columns": list(result.columns),
-            "rows": [[_plain(v) for v in row] for row in result.rows],
+            "rows": [[plain_value(v) for v in row] for row in result.rows],
             "rowCount": len(result.rows),
             "truncated": result.truncated or len(result.rows) >= guarded.limit,
             "cached": cached,
@@ -139,7 +139,8 @@ class _Tried:
     answer: dict[str, Any] | None = None
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
+    """A database value as JSON: Decimals as floats, dates and the rest as text."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, Decimal):
