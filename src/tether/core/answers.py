@@ -9,16 +9,40 @@ metadata (docs/erp.md): ``column``, ``label``, ``type`` (text | textarea | numbe
 A question declares ``options`` and ``allowFreeText``; its answer is ``{"answer": "..."}``.
 
 This is a first gate for the person filling the card; the business system validates again.
+``accept_answer`` is the one place an answer is checked — over HTTP, as a chat message or through
+MCP elicitation: the asking tool's own ``check_answer`` when it has one (an ERP form against the
+ERP's schema), otherwise the declared shape here.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tether.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from tether.core.tools import Tool
 
 Problem = dict[str, str]
 TYPES = ("text", "textarea", "number", "integer", "date", "select", "bool", "ref")
+
+
+MAX_ANSWER = 2000
+
+
+def accept_answer(asking: Tool | None, pending: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The answer the session resumes with, or ``InvalidInput`` (422: ``problems``, one per field)."""
+    if asking is not None and asking.check_answer is not None:
+        return asking.check_answer(pending.get("payload") or {}, result)
+    problems = check_answer(pending, result)
+    if problems:
+        first = problems[0]
+        raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
+    if pending.get("kind") == "question":
+        return {"answer": str(result["answer"]).strip()[:MAX_ANSWER]}
+    return result
 
 
 def check_answer(pending: dict[str, Any], result: dict[str, Any]) -> list[Problem]:
@@ -48,7 +72,7 @@ def _check_question(payload: dict[str, Any], result: dict[str, Any]) -> list[Pro
         return [_p("answer", "required", "the answer must be a non-empty text")]
     options = [str(o) for o in payload.get("options") or []]
     if options and payload.get("allowFreeText") is False and answer not in options:
-        return [_p("answer", "option", f"choose one of: {', '.join(options)}")]
+        return [_p("answer", "option", f"choose one of the options: {', '.join(options)}")]
     return []
 
 

@@ -1,13 +1,14 @@
 """``ask_user``: the built-in question tool (seed 003 §5 AskUser), always allowed like
 ``load_skill``. It ends the turn with a QUESTION; the user's next message, or
-``POST …/interactions/{id} {answer}``, is the tool's result — never a new request."""
+``POST …/interactions/{id} {answer}``, is the tool's result — never a new request (checked by
+``core.answers.accept_answer``: not empty, one of the options unless free text is allowed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tether.core.tools import Interaction, Tool, tool
-from tether.errors import InvalidInput, ToolError
+from tether.errors import ToolError
 
 MAX_OPTIONS = 20
 
@@ -18,16 +19,6 @@ def _options(options: list[Any]) -> list[str]:
     for o in options[:MAX_OPTIONS]:
         out.append(str(o.get("label") or o.get("value")) if isinstance(o, dict) else str(o))
     return out
-
-
-def _check(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    text = answer.get("answer")
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput("answer: the question needs an answer", field="answer")
-    options = [str(o) for o in payload.get("options") or []]
-    if options and not payload.get("allowFreeText", True) and text.strip() not in options:
-        raise InvalidInput("answer: choose one of the options", field="answer")
-    return {"answer": text.strip()[:2000]}
 
 
 def ask_user_tool() -> Tool:
@@ -44,6 +35,5 @@ def ask_user_tool() -> Tool:
         }
         return Interaction("question", payload)
 
-    ask_user.check_answer = _check
     ask_user.in_dsl = False
     return ask_user

@@ -19,6 +19,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
+from tether.core.answers import accept_answer
 from tether.core.dsl import compile_dsl
 from tether.core.events import EventType
 from tether.core.loop import Decision, run_turn
@@ -563,11 +564,11 @@ class Runtime:
         return await self._drive(turn)
 
     def _checked_answer(self, entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-        """The asking tool's own check of the answer (a form's values against its schema)."""
-        asking = self.deps.pipeline.registry.get(str(entry["toolId"]))
-        if asking is None or asking.check_answer is None or entry["kind"] == "proposal":
+        """The answer checked against what asked for it (a form's values against its schema); a
+        proposal's outcome comes from the op queue, not from a person's text."""
+        if entry["kind"] == "proposal":
             return result
-        return asking.check_answer(entry.get("payload") or {}, result)
+        return accept_answer(self.deps.pipeline.registry.get(str(entry["toolId"])), entry, result)
 
     async def _recover_locked(self, session_id: str) -> None:
         lock = self._lock(session_id)

@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from tether import __version__
+from tether.core.answers import accept_answer
 from tether.core.messages import ToolCall
 from tether.core.session import Identity, new_id
 from tether.core.tools import JobTicket, Tool, ToolContext
@@ -167,13 +168,12 @@ class TetherMcp:
         answer: dict[str, Any] = (
             {"answer": (reply.content or {}).get("answer")} if kind == "question" else {"values": reply.content or {}}
         )
-        if tool.check_answer is not None:  # the same server-side check as an answer over HTTP
-            try:
-                answer = tool.check_answer(payload, answer)
-            except InvalidInput as exc:
-                problems = getattr(exc, "problems", None)
-                data = {"error": exc.message, "problems": problems, "retryable": True}
-                return _result({"tool": tool.name, "kind": "error", "data": data})
+        try:  # the same server-side check as an answer over HTTP
+            answer = accept_answer(tool, {"kind": kind, "payload": payload}, answer)
+        except InvalidInput as exc:
+            problems = getattr(exc, "problems", None)
+            data = {"error": exc.message, "problems": problems, "retryable": True}
+            return _result({"tool": tool.name, "kind": "error", "data": data})
         return _result({"tool": tool.name, "kind": "value", "data": {"action": "accept", **answer}})
 
     async def run_tool(self, who: Identity, name: str, args: dict[str, Any]) -> dict[str, Any]:
