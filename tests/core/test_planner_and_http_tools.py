@@ -61,6 +61,24 @@ def test_planner_walks_the_plan_and_answers_from_the_template() -> None:
     assert done.content == "got 42 for apple" and done.meta["model"] == "planner"
 
 
+def test_a_result_asking_to_call_again_repeats_the_step_then_the_plan_moves_on() -> None:
+    user = {"role": "user", "content": "look up apple"}
+    call = {"role": "assistant", "tool_calls": [{"id": "c"}]}
+    again = tool_msg({"tool": "a", "kind": "value", "data": {"callAgain": {"args": {"x": "apple-2"}}}})
+    retried = chat([user, call, again])
+    assert retried.tool_calls[0].name == "a" and json.loads(retried.tool_calls[0].arguments) == {"x": "apple-2"}
+    moved_on = chat([user, call, again, call, tool_msg({"tool": "a", "kind": "value", "data": {"id": "id-9"}})])
+    assert moved_on.tool_calls[0].name == "b" and json.loads(moved_on.tool_calls[0].arguments)["ref"] == "id-9"
+    # bounded: a tool that keeps asking is not called for ever
+    history = [user]
+    for _ in range(10):
+        reply = chat([*history])
+        if not reply.tool_calls or reply.tool_calls[0].name != "a":
+            break
+        history += [call, again]
+    assert sum(1 for m in history if m is again) == 4  # the first call and three repeats
+
+
 def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
     assert chat([{"role": "user", "content": "which one?"}]).content == "Which x do you mean?"
     assert "could not tell 'x'" in chat([{"role": "user", "content": "x= nothing"}]).content

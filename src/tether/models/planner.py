@@ -21,6 +21,7 @@ from tether.core.messages import ModelReply, ModelRequest, ToolCall
 
 STREAM_CHARS, STREAM_PAUSE_S = 8, 0.01
 META = {"model": "planner", "note": "offline rule planner (no LLM): follows skill plans with templates"}
+MAX_CALL_AGAIN = 3  # a step repeated on its own result's request, at most this often per request
 TEMPLATE_RE = re.compile(r"\$\{([^}]+)\}")
 
 
@@ -166,6 +167,15 @@ def _tool_data(message: dict[str, Any]) -> dict[str, Any]:
     return body if isinstance(body, dict) else {"kind": "value", "data": body}
 
 
+def _call_again(result: dict[str, Any]) -> dict[str, Any] | None:
+    """A tool's result may ask for the same call again with corrected arguments (``callAgain``: a
+    disambiguation answered, say); the plan then repeats that step instead of moving on."""
+    data = result.get("data")
+    again = data.get("callAgain") if isinstance(data, dict) else None
+    args = again.get("args") if isinstance(again, dict) else None
+    return args if isinstance(args, dict) else None
+
+
 def _expand(plan: list[dict[str, Any]], scope: dict[str, Any]) -> list[dict[str, Any]]:
     """A plan entry ``{steps: "${extract.x}"}`` stands for the steps an extractor chose for this
     request (their arguments are rendered when each step runs, so they may use earlier results)."""
@@ -226,7 +236,10 @@ class PlannerModel:
             return self._answer(str(q))
         except KeyError as exc:
             return self._answer(f"I could not plan this request: {exc.args[0]!r} is unknown.")
-        done = sum(1 for m in recent if m.get("role") == "assistant" and m.get("tool_calls"))
+        repeated = min(sum(1 for r in results[:-1] if _call_again(r) is not None), MAX_CALL_AGAIN)
+        if results and (args := _call_again(results[-1])) is not None and repeated < MAX_CALL_AGAIN:
+            return self._tool_call(str(results[-1].get("tool")), args)
+        done = sum(1 for m in recent if m.get("role") == "assistant" and m.get("tool_calls")) - repeated
         if done < len(plan):
             return self._call(plan[done], scope)
         template = next((k.answer for k in reversed(skills) if k.answer), None)  # the last plan's skill answers
@@ -257,7 +270,10 @@ class PlannerModel:
             return self._answer(
                 f"I could not tell {exc.args[0].split('.')[-1]!r} from your request; please say it explicitly."
             )
-        call = ToolCall(f"call_{uuid.uuid4().hex[:12]}", step["tool"], json.dumps(args, ensure_ascii=False))
+        return self._tool_call(step["tool"], args)
+
+    def _tool_call(self, tool_id: str, args: Any) -> ModelReply:
+        call = ToolCall(f"call_{uuid.uuid4().hex[:12]}", tool_id, json.dumps(args, ensure_ascii=False))
         return ModelReply(tool_calls=[call], meta=META)
 
     def _summary(self, results: list[dict[str, Any]]) -> str:

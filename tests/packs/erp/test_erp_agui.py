@@ -74,13 +74,13 @@ def test_a_question_interrupt_and_its_resume(erp_server: ErpServer) -> None:
         second = run(
             c, thread, resume=[{"interruptId": question.id, "status": "resolved", "payload": {"answer": "M0002"}}]
         )
-        assert second[-1].type.value == "RUN_FINISHED" and second[-1].outcome.type == "success"
-        text = "".join(e.delta for e in second if e.type.value == "TEXT_MESSAGE_CONTENT")
-        assert "M0002" in text
-        starts = [e for e in second if e.type.value == "TEXT_MESSAGE_START"]
-        ends = [e for e in second if e.type.value == "TEXT_MESSAGE_END"]
-        assert [s.message_id for s in starts] == [e.message_id for e in ends]
-        assert second[-2].snapshot["status"] == "SUCCEEDED"
+        # the answer proposes again with the chosen material: the run ends on the proposal's interrupt
+        assert second[-1].type.value == "RUN_FINISHED" and second[-1].outcome.type == "interrupt"
+        (proposal,) = interrupts(second)
+        assert proposal.reason == "tether.proposal" and proposal.id != question.id
+        assert second[-2].snapshot["status"] == "WAITING_CONFIRMATION"
+        op_id = get_session(c, thread)["pendingInteraction"]["payload"]["opId"]
+        assert c.post(f"/api/ops/{op_id}/cancel").json()["state"] == "cancelled"
         assert wait_status(c, thread, "SUCCEEDED")["sessionId"] == thread
 
         # an answered interrupt cannot be answered again; another user's thread does not exist for them

@@ -131,17 +131,30 @@ def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: 
         assert [st["toolId"] for st in steps] == ["propose_write"]
 
 
-def test_answering_an_ambiguity_question_tells_the_model_to_propose_again(server: ErpServer) -> None:
+def test_answering_an_ambiguity_question_proposes_again_with_the_chosen_candidate(server: ErpServer) -> None:
+    from tests.packs.erp.test_erp_ops import wait_op
     from tests.servers import wait_status
 
+    before = erp_rows(server, "quotation_line")
     with server.login("sales01") as c:
         s = server.ask(c, "给恒达自动化报价：深沟球轴承 2个，单价18")
         iid = s["pendingInteraction"]["interactionId"]
-        s = c.post(
-            f"/api/agent/sessions/{s['sessionId']}/interactions/{iid}", json={"answer": "M0002 深沟球轴承 6205-2RS"}
-        ).json()
-        s = wait_status(c, s["sessionId"], "SUCCEEDED")
-        assert "M0002" in answer_of(s)
+        chip = next(o for o in s["pendingInteraction"]["payload"]["options"] if o.startswith("M0002 "))
+        s = c.post(f"/api/agent/sessions/{s['sessionId']}/interactions/{iid}", json={"answer": chip}).json()
+        assert s["status"] == "WAITING_CONFIRMATION", (s["status"], s["lastError"], answer_of(s))
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["op"] == "create" and proposal["formId"] == "2001" and proposal["auto"] is True
+        (line,) = proposal["lines"]
+        shown = {f["field"]: f["after"] for f in line["fields"]}
+        assert str(shown["material_id"]).startswith("M0002") and shown["qty"] == 2 and shown["unit_price"] == 18
+        assert erp_rows(server, "quotation_line") == before  # still only a proposal
+        # the answer asked the same tool again: one question, then one proposal, and one op
+        ops = c.get("/api/ops", params={"sessionId": s["sessionId"]}).json()["items"]
+        assert [o["opId"] for o in ops] == [proposal["opId"]]
+        assert c.post(f"/api/ops/{proposal['opId']}/confirm").json()["state"] == "processing"
+        assert wait_op(c, proposal["opId"], {"done", "failed"})["state"] == "done"
+        wait_status(c, s["sessionId"], "SUCCEEDED")
+    assert erp_rows(server, "quotation_line") == before + 1
 
 
 @pytest.mark.parametrize("record_id", ["qt-1-hostile-1", "qt-1-hostile-2"])

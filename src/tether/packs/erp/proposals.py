@@ -10,6 +10,8 @@ decided here from the form and the op type, never by the model.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,22 +33,49 @@ def is_auto(form_id: str, op: str) -> bool:
 
 
 def chosen(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    """The answer to a disambiguation question, said so the model proposes again with it."""
+    """The answer to a disambiguation question: the chosen candidate, and the same proposal again
+    with it in place (``callAgain``), so a model — or the offline planner — proposes once more."""
     text = str(answer.get("answer") or "").strip().split(" ")[0]  # a chip's text starts with the code
     if not text:
         raise InvalidInput("answer: choose one of the candidates", field="answer")
-    field_name = payload.get("field")
-    return {
+    field_name = str(payload.get("field") or "")
+    out: dict[str, Any] = {
         "answer": text,
         "field": field_name,
         "text": f"已选择 {text}。请用它再提议一次（{field_name} = {text}）。",
     }
+    again = payload.get("proposeAgain")
+    if isinstance(again, dict) and field_name:
+        args = json.loads(json.dumps(again, default=str))  # a deep copy: the question's payload stays as shown
+        _set_path(args.setdefault("payload", {}), field_name, text)
+        out["callAgain"] = {"args": args}
+    return out
 
 
-def question(amb: refs.Ambiguous) -> Interaction:
+_PATH_PART = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
+
+
+def _set_path(values: dict[str, Any], path: str, value: Any) -> None:
+    """``customer_id`` or ``details[1].material_id`` set in a payload."""
+    parts = path.split(".")
+    target: Any = values
+    for part in parts[:-1]:
+        m = _PATH_PART.fullmatch(part)
+        if m is None or not isinstance(target, dict):
+            return
+        target = target.get(m[1])
+        if m[2] is not None:
+            target = target[int(m[2])] if isinstance(target, list) and int(m[2]) < len(target) else None
+    if isinstance(target, dict):
+        target[parts[-1]] = value
+
+
+def question(amb: refs.Ambiguous, again: dict[str, Any] | None = None) -> Interaction:
     text = f"“{amb.value}” 匹配到多个{amb.label}，请选择一个（然后再提议一次）："
     options = [c["label"] for c in amb.candidates]  # "M0001 深沟球轴承 6204-2RS": the code first
-    payload = {"question": text, "options": options, "allowFreeText": True, "field": amb.field}
+    payload: dict[str, Any] = {"question": text, "options": options, "allowFreeText": True, "field": amb.field}
+    if again is not None:
+        payload["proposeAgain"] = again
     return Interaction("question", payload)
 
 
@@ -141,8 +170,11 @@ async def _plan_generate(
     return Plan(resolved.values, fields, lines, label=f"← {label}"), ref
 
 
-async def _values(erp: Erp, ctx: ToolContext, config: dict[str, Any], op: str, payload: dict[str, Any]) -> Any:
-    """The checked, resolved values (or a question when a reference is ambiguous)."""
+async def _values(
+    erp: Erp, ctx: ToolContext, config: dict[str, Any], op: str, payload: dict[str, Any], call: dict[str, Any]
+) -> Any:
+    """The checked, resolved values (or a question when a reference is ambiguous; its answer
+    proposes ``call`` again, with the checked values and the chosen candidate)."""
     if op in ("delete", "examine"):
         return refs.Resolved({})
     values, problems = check_form_values(config, payload, creating=op == "create")
@@ -152,7 +184,8 @@ async def _values(erp: Erp, ctx: ToolContext, config: dict[str, Any], op: str, p
         )
     resolved = await refs.resolve(erp.client, token(ctx), config, values)
     if resolved.ambiguous is not None:
-        return question(resolved.ambiguous)
+        again = {k: v for k, v in call.items() if v is not None}
+        return question(resolved.ambiguous, {**again, "payload": resolved.values})
     if resolved.problems:
         raise ToolError(f"cannot resolve: {describe(resolved.problems)}")
     return resolved
@@ -203,7 +236,8 @@ def build_propose_write(erp: Erp) -> Tool:
         config = await erp.form_config(ctx, form_id)
         _check_op(config, op)
         form = str(config["formId"])
-        resolved = await _values(erp, ctx, config, op, payload or {})
+        call = {"form_id": form_id, "op": op, "record_id": record_id, "source_ref": source_ref}
+        resolved = await _values(erp, ctx, config, op, payload or {}, call)
         if isinstance(resolved, Interaction):
             return resolved
         if op in ("update", "delete", "examine"):
