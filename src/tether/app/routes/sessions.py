@@ -18,7 +18,6 @@ from tether.app.schemas import (
     session_summary,
     session_view,
 )
-from tether.core.answers import check_answer
 from tether.core.session import AgentSession, Identity
 from tether.errors import InvalidInput
 from tether.wiring import Services
@@ -117,12 +116,6 @@ async def answer(
     if entry.get("kind") == "proposal":
         raise InvalidInput("a write proposal is confirmed or cancelled through /api/ops, not answered here")
     result = {"values": body.values} if body.values is not None else {"answer": body.answer}
-    asking = services.registry.get(str(entry.get("toolId", "")))
-    if entry and (asking is None or asking.check_answer is None):  # a tool with its own check runs it itself
-        problems = check_answer(entry, result)
-        if problems:
-            first = problems[0]
-            raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
     return await _view(
         services, who, await services.runtime.complete_interaction(session_id, who, interaction_id, result)
     )
@@ -132,11 +125,14 @@ async def answer(
     "/{session_id}/cancel",
     summary="Stop the session's turn",
     description="Cancels the model call and the tool in flight; a session waiting for a callback, an answer or a "
-    "confirmation is cancelled too. The session ends CANCELLED (a TURN_FINISHED event) and goes on with the next "
+    "confirmation is cancelled too, and its draft write proposals with it. The session ends CANCELLED (a TURN_FINISHED event) and goes on with the next "
     "message. 409 when it has already finished.",
 )
 async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    return await _view(services, who, await services.runtime.cancel(session_id, who))
+    s = await services.runtime.cancel(session_id, who)
+    for op in await services.ops.list_ops(who, "draft", session_id, 100):  # its proposals go with it
+        await services.ops.cancel(str(op["opId"]), who)
+    return await _view(services, who, s)
 
 
 @router.get("/{session_id}/runtime", summary="The persisted session and its event history")
