@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,29 @@ def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admi
     assert [r["tool_id"] for r in audit_rows(server, op_id)] == ["op.propose", "op.cancel"]
 
 
+def test_stopping_a_session_that_waits_for_a_confirmation_cancels_its_proposal(server: ErpServer, admin: str) -> None:
+    before = erp_total(server, admin, "2001")
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c)
+        r = c.post(f"/api/agent/sessions/{s['sessionId']}/cancel")
+        assert r.status_code == 200 and r.json()["status"] == "CANCELLED", r.text
+        assert c.get(f"/api/ops/{op_id}").json()["state"] == "cancelled"
+        assert c.post(f"/api/ops/{op_id}/confirm").status_code == 409  # a stopped proposal cannot be carried out
+        with server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
+            assert erp.get(f"/ai/staging/{op_id}").json()["status"] == "cancelled"
+        wait_until(
+            lambda: any(
+                e["type"] == "OP_RESULT" and e["data"].get("state") == "cancelled"
+                for e in runtime_events(c, s["sessionId"])
+            ),
+            timeout=10,
+            what="the card to show the op cancelled",
+        )
+        assert get_session(c, s["sessionId"])["status"] == "CANCELLED"  # the outcome does not restart the turn
+    assert erp_total(server, admin, "2001") == before
+    assert [r["tool_id"] for r in audit_rows(server, op_id)] == ["op.propose", "op.cancel"]
+
+
 def test_an_expired_proposal_cannot_be_confirmed(tmp_path: Path) -> None:
     server = ErpServer(tmp_path, TETHER_OP_TTL_S="60", TETHER_SWEEP_S="0.2").start(timeout=120)
     try:
@@ -218,6 +242,7 @@ def test_fifty_concurrent_confirms_execute_once(kind: str, tmp_path: Path) -> No
             with server.erp_direct(admin) as erp:
                 lines = erp.get(f"/getBusinessDataById/2001/{done['billId']}").json()["details"]
             assert len(lines) == 1
+            check_a_failing_third_line_writes_nothing(server, admin)  # atomic on this database too
             server.assert_no_server_errors()
         finally:
             server.stop()
@@ -274,6 +299,73 @@ def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(serve
         assert types.count("OP_RESULT") == 2  # pending, then done on reconciliation
 
 
+class _FormFields(HTMLParser):
+    """The values a browser would submit from a server-rendered form (inputs, selects, textareas)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[str, str] = {}
+        self._select: str | None = None
+        self._textarea: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "input" and a.get("name"):
+            self.values[a["name"]] = a.get("value", "")
+        elif tag == "select":
+            self._select = a.get("name")
+            self.values.setdefault(self._select or "", "")
+        elif tag == "option" and self._select and "selected" in a:
+            self.values[self._select] = a.get("value", "")
+        elif tag == "textarea":
+            self._textarea = a.get("name")
+            self.values[self._textarea or ""] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select":
+            self._select = None
+        elif tag == "textarea":
+            self._textarea = None
+
+    def handle_data(self, data: str) -> None:
+        if self._textarea:
+            self.values[self._textarea] += data
+
+
+def form_fields(html: str) -> dict[str, str]:
+    parser = _FormFields()
+    parser.feed(html)
+    return {k: v for k, v in parser.values.items() if k}
+
+
+def test_a_line_price_revision_is_saved_in_the_erp_form_prefilled_with_the_new_price(server: ErpServer) -> None:
+    """As a user would: change a line's price → the diff → confirm → the prefill link opens the
+    ERP's own form with the new price → its Save writes it → the op reads executed."""
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    with server.client(token, timeout=60) as c:
+        s, op_id = propose(server, c, f"把报价单{bill['sBillNo']}的第1行的单价改成17")
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["op"] == "update" and proposal["diff"] == []
+        (line,) = proposal["lines"]
+        assert line["lineNo"] == 1 and line["change"] == "update"
+        assert [(f["field"], f["before"], f["after"]) for f in line["fields"]] == [("unit_price", 18.5, 17)]
+        pending = c.post(f"/api/ops/{op_id}/confirm").json()
+        assert pending["state"] == "pending", pending
+        with server.erp_direct(token) as erp:
+            page = erp.get(pending["link"].removeprefix("/erp"))
+            assert page.status_code == 200, page.text
+            fields = form_fields(page.text)
+            assert fields["line0.unit_price"] == "17" and fields["line1.material_id"]  # both lines, the new price
+            assert record(server, token, "2001", bill["sId"])["details"][0]["unit_price"] == 18.5  # not yet
+            saved = erp.post(f"/form/2001/save?staging={op_id}", data=fields)
+            assert saved.status_code == 303, saved.text
+        done = c.get(f"/api/ops/{op_id}").json()
+        assert done["state"] == "done" and done["billId"] == bill["sId"], done
+    lines = record(server, token, "2001", bill["sId"])["details"]
+    assert (lines[0]["unit_price"], lines[0]["qty"]) == (17, 5) and len(lines) == 2
+
+
 def test_a_record_changed_after_the_proposal_fails_the_op_and_writes_nothing(server: ErpServer) -> None:
     token = server.token("sales01")
     bill = draft_quotation(server, token)
@@ -295,7 +387,8 @@ def test_a_record_changed_after_the_proposal_fails_the_op_and_writes_nothing(ser
 def erp_rows(server: ErpServer, table: str) -> int:
     import sqlalchemy as sa
 
-    engine = sa.create_engine(f"sqlite:///{server.workdir / 'var' / 'erp.db'}")
+    url = server.env.get("TETHER_ERP_DATABASE_URL") or f"sqlite:///{server.workdir / 'var' / 'erp.db'}"
+    engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
             return int(conn.execute(sa.text(f"SELECT COUNT(*) FROM {table}")).scalar_one())
@@ -304,6 +397,11 @@ def erp_rows(server: ErpServer, table: str) -> int:
 
 
 def test_a_create_whose_third_line_fails_writes_no_row_and_a_retry_is_safe(server: ErpServer, admin: str) -> None:
+    check_a_failing_third_line_writes_nothing(server, admin)
+
+
+def check_a_failing_third_line_writes_nothing(server: ErpServer, admin: str) -> None:
+    """Atomic: an op whose third detail line fails leaves no partial rows; its retry is safe."""
     made = erp_write(
         server, admin, {"sFormId": "1003", "handleType": "add", "data": {"name": "临时物料", "unit": "个", "price": 9}}
     )
@@ -327,10 +425,27 @@ def test_a_create_whose_third_line_fails_writes_no_row_and_a_retry_is_safe(serve
         assert {t: erp_rows(server, t) for t in tables} == before
 
 
-def test_an_op_left_executing_by_a_killed_server_ends_executed_with_the_same_bill(tmp_path: Path) -> None:
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("mariadb", marks=pytest.mark.mariadb),
+    ],
+)
+def test_an_op_left_executing_by_a_killed_server_ends_executed_with_the_same_bill(kind: str, tmp_path: Path) -> None:
     """SIGKILL right after the ERP executed and before tether recorded it (TETHER_FAILPOINT, test
     only); the owner's next read drives the op again through the idempotent execStaging."""
-    server = ErpServer(tmp_path, TETHER_FAILPOINT="op-after-execute", TETHER_OP_LEASE_S="1").start(timeout=120)
+    for url in fresh_database(kind, tmp_path):
+        env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
+        _killed_after_the_erp_executed(
+            ErpServer(tmp_path, TETHER_FAILPOINT="op-after-execute", TETHER_OP_LEASE_S="1", **env)
+        )
+
+
+def _killed_after_the_erp_executed(server: ErpServer) -> None:
+    server.start(timeout=180)
     try:
         admin = server.token("admin")
         token = server.token("sales01")

@@ -234,12 +234,25 @@ _GENERATE = re.compile(
 _DELETE = re.compile(r"(?:删除|删掉|作废)" + _BILL_FORM + r"\s*(?P<bill>[A-Za-z]{2}\d{6}-\d{4})")
 
 
+_LINE_FIELD = re.compile(r"^(?:明细)?第\s*(?P<no>\d{1,3})\s*行的?(?P<field>.+)$")
+_MATERIAL_FIELD = re.compile(r"^(?:明细(?:中|里)?)?(?P<code>M\d{4})的?(?P<field>.+)$", re.I)
+
+
+def _update_payload(field: str, value: str) -> dict[str, Any]:
+    """A header field (交期(天)), or a line's: 第<N>行的<字段> / <物料编码>的<字段> (单价, 数量)."""
+    if line := _LINE_FIELD.match(field):
+        return {"details": [{"line_no": int(line["no"]), line["field"].strip(): value}]}
+    if line := _MATERIAL_FIELD.match(field):
+        return {"details": [{"material_id": line["code"].upper(), line["field"].strip(): value}]}
+    return {field: value}
+
+
 def _change(query: str) -> dict[str, Any] | None:
     """Update / examine / delete of one bill: a proposal with its diff, confirmed by the person."""
     args: dict[str, Any] | None = None
     if match := _UPDATE.search(query):
         value = re.sub(r"[。！!]+$", "", match["value"].strip())
-        payload = {match["field"].strip(): value}
+        payload = _update_payload(match["field"].strip(), value)
         args = {
             "form_id": _FORMS_BY_NAME[match[1]],
             "op": "update",
