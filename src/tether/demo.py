@@ -1,7 +1,9 @@
 """``make demo`` / ``tether demo``: start the server on the embedded default (SQLite, the offline
 planner, the demo data set), run the main job — seed 000's first example — with a readable
 progress display, show where the report is, replay the compiled workflow for another business
-line without the model, then keep serving (``--no-serve`` exits instead).
+line without the model; then, with the demo ERP, a read as fin01 and two governed writes as
+sales01 (a change: its diff, the confirm, the prefill link; a new quotation: confirmed, executed,
+its bill) — then keep serving (``--no-serve`` exits instead).
 """
 
 from __future__ import annotations
@@ -54,6 +56,67 @@ def _erp_example(url: str, out: TextIO) -> str:
         status = follow_session(http, session_id, Progress(out), timeout_s=120)
         out.write(f"\nsession {session_id}: {status}\n")
         return status
+
+
+WRITE_USER = "sales01"
+
+
+def _wait_op(http: httpx.Client, op_id: str, states: set[str], timeout_s: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        op: dict[str, Any] = http.get(f"/api/ops/{op_id}").json()
+        if op.get("state") in states or time.monotonic() > deadline:
+            return op
+        time.sleep(0.2)
+
+
+def _propose_and_confirm(http: httpx.Client, url: str, question: str, out: TextIO) -> bool:
+    """One governed write: the proposal (its diff shown), the person's confirm over HTTP, the outcome."""
+    out.write(f"\nas {WRITE_USER}: {question}\n")
+    r = http.post("/api/agent/sessions", params={"wait": "false"}, json={"message": question})
+    r.raise_for_status()
+    session_id = r.json()["sessionId"]
+    progress = Progress(out)
+    status = follow_session(http, session_id, progress, timeout_s=120)
+    pending = http.get(f"/api/agent/sessions/{session_id}").json().get("pendingInteraction") or {}
+    if status != "WAITING_CONFIRMATION" or pending.get("kind") != "proposal":
+        out.write(f"expected a write proposal, the session is {status}\n")
+        return False
+    op_id = pending["payload"]["opId"]
+    out.write(f"confirming op {op_id[:12]}… (POST /api/ops/{{opId}}/confirm: no model involved)\n")
+    op = http.post(f"/api/ops/{op_id}/confirm").json()
+    out.write(f"  → {op['state']}: {op.get('text') or ''}\n")
+    if op["state"] == "processing":
+        op = _wait_op(http, op_id, {"done", "failed"})
+        out.write(f"  → {op['state']}: {op.get('text') or op.get('error') or ''}\n")
+    if op.get("link"):
+        out.write(f"  link: {url}{op['link']}\n")
+    if op["state"] == "pending":
+        out.write("  (a manual op: open the link, log in to the ERP page and Save there; the op then reads executed)\n")
+    final = follow_session(http, session_id, progress, timeout_s=60)  # the outcome resumes the session
+    out.write(f"session {session_id}: {final}\n")
+    return op["state"] in ("pending", "done") and final == "SUCCEEDED"
+
+
+def _erp_write_example(url: str, out: TextIO) -> str:
+    """The governed writes, as sales01: a quotation's change (manual: a diff, the confirm, a
+    prefill link) and a new quotation (auto: confirm, the ERP executes, a bill link)."""
+    from tether.erp_demo import facts
+
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post("/api/auth/login", json={"username": WRITE_USER, "password": facts.PASSWORD})
+        if r.status_code != 200:
+            out.write(f"ERP login failed: {r.status_code} {r.text[:200]}\n")
+            return "FAILED"
+        http.headers["Authorization"] = f"Bearer {r.json()['token']}"
+        out.write("\nGoverned writes: a proposal shows its diff; only the confirm endpoint carries it out.\n")
+        customer = facts.SALES01_CUSTOMER[1][6:11]  # 恒达自动化: a short name, resolved by the ERP
+        questions = (
+            f"把报价单{facts.REVISION_QUOTATION_BILL_NO}的交期(天)改成15",
+            f"给{customer}报价：M0003 10个，单价46",
+        )
+        ok = all([_propose_and_confirm(http, url, q, out) for q in questions])
+        return "SUCCEEDED" if ok else "FAILED"
 
 
 def _start_server(settings: Settings, host: str, port: int, out: TextIO) -> Any:
@@ -117,6 +180,8 @@ def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> in
         out.write("\n")
         _erp_users(out)
         erp_status = _erp_example(url, out)
+        if erp_status == "SUCCEEDED":
+            erp_status = _erp_write_example(url, out)
     code = 0 if status == "SUCCEEDED" and erp_status in ("SUCCEEDED", "SKIPPED") else 1
     if serve:
         out.write(f"\nstill serving at {url} — Ctrl-C to stop.\n")

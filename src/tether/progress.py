@@ -17,6 +17,7 @@ class Progress:
         self.out = out
         self.t0 = time.monotonic()
         self.streaming = False
+        self.last_id = 0  # the last event shown: a later follow continues after it
 
     def line(self, text: str) -> None:
         if self.streaming:
@@ -26,6 +27,7 @@ class Progress:
         self.out.flush()
 
     def show(self, event: dict[str, Any]) -> None:
+        self.last_id = max(self.last_id, int(event.get("id") or 0))
         kind, data = event["type"], event.get("data") or {}
         if kind == "TOKEN":
             self.out.write(data.get("delta", ""))
@@ -46,6 +48,12 @@ class Progress:
             "WAITING_ASYNC_CALLBACK": lambda: f"  … waiting for async job {data.get('externalJobId', '')[:16]}…",
             "TOOL_CALLBACK_RECEIVED": lambda: f"  ↩ callback for {data.get('toolId')}: {data.get('status')}",
             "QUESTION": lambda: f"? {json.dumps(data.get('payload'), ensure_ascii=False)}",
+            "FORM_COLLECT": lambda: f"? form {(data.get('payload') or {}).get('formName', '')}: fill it in (/chat)",
+            "WRITE_PROPOSAL": lambda: "\n".join(proposal_lines(data.get("payload") or {})),
+            "OP_RESULT": lambda: (
+                f"  ⚑ op {str(data.get('opId', ''))[:12]}…: {data.get('state')} {data.get('text') or ''}"
+            ),
+            "LINK": lambda: f"  → {data.get('url')}",
             "ASSISTANT_MESSAGE": lambda: "answer:\n" + str(data.get("content", "")),
             "DSL_COMPILED": lambda: f"workflow compiled: {data.get('dslId')}",
             "LOGIN_EXPIRED": lambda: (
@@ -60,10 +68,34 @@ class Progress:
             self.line(text())
 
 
-def stream_events(http: httpx.Client, session_id: str, timeout_s: float = 900) -> Iterator[dict[str, Any]]:
-    """Every event envelope of a session's SSE stream, in order, reconnecting after the last one
-    seen when the connection drops; ends when ``timeout_s`` has passed."""
-    last = 0
+def proposal_lines(proposal: dict[str, Any]) -> list[str]:
+    """A write proposal as the person sees it: what, then field: before → after (lines too)."""
+    kind = "auto: the ERP executes it on confirm" if proposal.get("auto") else "manual: confirm, then save in the ERP"
+    out = [f"✎ proposal {proposal.get('summary', '')} ({kind}); nothing is written until it is confirmed:"]
+    for f in proposal.get("diff") or []:
+        out.append(f"    {f.get('label') or f.get('field')}: {_shown(f.get('before'))} → {_shown(f.get('after'))}")
+    for line in proposal.get("lines") or []:
+        fields = ", ".join(
+            f"{f.get('label') or f.get('field')} {_shown(f.get('before'))} → {_shown(f.get('after'))}"
+            if f.get("before") is not None
+            else f"{f.get('label') or f.get('field')} {_shown(f.get('after'))}"
+            for f in line.get("fields") or []
+        )
+        out.append(f"    line {line.get('lineNo', '+')} ({line.get('change')}): {fields}")
+    out.append(f"  confirm: POST /api/ops/{proposal.get('opId')}/confirm   cancel: …/cancel")
+    return out
+
+
+def _shown(value: Any) -> str:
+    return "∅" if value is None or value == "" else str(value)
+
+
+def stream_events(
+    http: httpx.Client, session_id: str, timeout_s: float = 900, after: int = 0
+) -> Iterator[dict[str, Any]]:
+    """Every event envelope of a session's SSE stream after ``after``, in order, reconnecting after
+    the last one seen when the connection drops; ends when ``timeout_s`` has passed."""
+    last = after
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
@@ -87,8 +119,9 @@ def stream_events(http: httpx.Client, session_id: str, timeout_s: float = 900) -
 
 
 def follow_session(http: httpx.Client, session_id: str, progress: Progress, timeout_s: float = 900) -> str:
-    """Show events until a turn finishes in a state that needs no more waiting; -> the status."""
-    for event in stream_events(http, session_id, timeout_s):
+    """Show events (after the last one ``progress`` showed) until a turn finishes in a state that
+    needs no more waiting; -> the status."""
+    for event in stream_events(http, session_id, timeout_s, after=progress.last_id):
         progress.show(event)
         status = (event.get("data") or {}).get("status")
         if event["type"] == "TURN_FINISHED" and status in TERMINAL:
