@@ -20,6 +20,11 @@ from tests.packs.erp.conftest import ErpServer, facts, get_session, runtime_even
 from tests.servers import wait_until
 
 CUSTOMER = facts.SALES01_CUSTOMER  # C0001, sales01's own customer
+EVERY_DATABASE = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("mariadb", marks=pytest.mark.mariadb),
+]
 QUOTE = f"给{CUSTOMER[1][4:10]}报价：M0003 10个，单价46"
 
 
@@ -213,14 +218,7 @@ def _confirm_storm(server: ErpServer, token: str, op_id: str, n: int = 50) -> li
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "sqlite",
-        pytest.param("postgres", marks=pytest.mark.postgres),
-        pytest.param("mariadb", marks=pytest.mark.mariadb),
-    ],
-)
+@pytest.mark.parametrize("kind", EVERY_DATABASE)
 def test_fifty_concurrent_confirms_execute_once(kind: str, tmp_path: Path) -> None:
     for url in fresh_database(kind, tmp_path):
         env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
@@ -426,14 +424,7 @@ def check_a_failing_third_line_writes_nothing(server: ErpServer, admin: str) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "sqlite",
-        pytest.param("postgres", marks=pytest.mark.postgres),
-        pytest.param("mariadb", marks=pytest.mark.mariadb),
-    ],
-)
+@pytest.mark.parametrize("kind", EVERY_DATABASE)
 def test_an_op_left_executing_by_a_killed_server_ends_executed_with_the_same_bill(kind: str, tmp_path: Path) -> None:
     """SIGKILL right after the ERP executed and before tether recorded it (TETHER_FAILPOINT, test
     only); the owner's next read drives the op again through the idempotent execStaging."""
