@@ -50,8 +50,11 @@ def _source_conditions(query: SessionQuery, max_id: int | None) -> list[sa.Colum
     return conds
 
 
-def _index_conditions(table: sa.Table | Any, query: SessionQuery, max_id: int | None) -> list[sa.ColumnElement[bool]]:
-    """The slice on an index table, through its copies of the filtered columns."""
+def _index_conditions(
+    table: sa.Table | Any, query: SessionQuery, max_id: int | None, *, semi_join: bool = True
+) -> list[sa.ColumnElement[bool]]:
+    """The slice on an index table, through its copies of the filtered columns (``semi_join``:
+    and through ``customer_session`` for the filters the index lacks)."""
     c = table.c
     conds: list[sa.ColumnElement[bool]] = []
     exact = ((c.business_line, query.business_line), (c.channel, query.channel), (c.customer_tier, query.customer_tier))
@@ -62,7 +65,7 @@ def _index_conditions(table: sa.Table | Any, query: SessionQuery, max_id: int | 
         conds.append(c.occurred_at <= query.end_time)
     if max_id is not None:
         conds.append(c.conversation_id <= max_id)
-    if query.keywords or query.customer_id is not None:  # not in the index: ask customer_session
+    if semi_join and (query.keywords or query.customer_id is not None):  # not in the index
         conds.append(c.conversation_id.in_(sa.select(customer_session.c.id).where(*slice_conditions(query))))
     return conds
 
@@ -161,6 +164,7 @@ def _pairs(
         sa.select(a.c.keyword, b.c.keyword, sa.func.count())
         .select_from(a.join(b, sa.and_(a.c.conversation_id == b.c.conversation_id, a.c.keyword < b.c.keyword)))
         .where(*_index_conditions(a, query, max_id), a.c.keyword.in_(names), b.c.keyword.in_(names))
+        .where(*_index_conditions(b, query, max_id, semi_join=False))  # b: the same slice, cheaply
         .group_by(a.c.keyword, b.c.keyword)
     )
     rank = {kw: i for i, kw in enumerate(names)}
