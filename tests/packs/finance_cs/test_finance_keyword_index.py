@@ -5,6 +5,9 @@ the index lacks are indexed before an analysis reads it."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -17,7 +20,7 @@ import sqlalchemy as sa
 from tether.packs.finance_cs.analysis import analyze
 from tether.packs.finance_cs.generator import generate, generate_rows
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
-from tether.packs.finance_cs.keyword_index import index_pending
+from tether.packs.finance_cs.keyword_index import index_new, index_pending
 from tether.packs.finance_cs.pack import open_finance, prepare
 from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.settings import FinanceSettings
@@ -126,3 +129,31 @@ def test_concurrent_indexers_write_each_conversation_once(fin: Finance) -> None:
     for t in threads:
         t.join(timeout=120)
     assert sum(counts) == 200 and _count(fin, indexed_sessions) == ROWS + 200
+
+
+def test_the_background_round_indexes_a_batch_of_the_newest_rows(fin: Finance) -> None:
+    fin.repo.insert_many(generate_rows(rows=150, days=5, seed=17, now=NOW))
+    assert index_new(fin.state.engine, max_rows=100) == 100
+    assert index_new(fin.state.engine, max_rows=100) == 50
+    assert index_new(fin.state.engine) == 0 and index_pending(fin.state.engine) == 0
+
+
+def test_tether_finance_index_rebuilds_the_index(sqlite_url: str, tmp_path: Path) -> None:
+    engine = sa.create_engine(sqlite_url)
+    generate(engine, rows=200, days=10, now=NOW)  # no migrations yet: seeded without the index
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+    env["TETHER_FINANCE_DATABASE_URL"] = sqlite_url
+    for args, expected in (([], 200), (["--rebuild"], 200), ([], 0)):
+        out = subprocess.run(
+            [sys.executable, "-m", "tether.cli", "finance", "index", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        assert f"indexed {expected} conversations" in out.stdout, out.stdout
+    with engine.connect() as c:
+        assert c.execute(sa.select(sa.func.count()).select_from(indexed_sessions)).scalar_one() == 200
+    engine.dispose()

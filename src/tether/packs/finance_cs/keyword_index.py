@@ -6,9 +6,11 @@ message suits a quote) and one ``cs_session_keyword`` row per distinct kept toke
 ``user_message`` (the tokens ``Segmenter.cut`` keeps, as the analysis counts them). The analysis
 then aggregates in the database (``indexed_analysis``) instead of segmenting at request time.
 
-Rows are indexed when they are seeded (``generator.generate``), by ``tether finance index``, and
-in the request path for any row of the analysed slice that has no ``cs_indexed_session`` row yet,
-so a conversation written by other means is never silently left out. Indexers may run at once:
+Rows are indexed when they are seeded (``generator.generate``), by ``tether finance index``, by
+the analysis worker between jobs (``index_new``: rows newer than the newest indexed one, a batch
+per idle round), and in the request path for any row of the analysed slice that has no
+``cs_indexed_session`` row yet, so a conversation written by other means (a team's own table
+filling up) is never silently left out. Indexers may run at once:
 a batch another one wrote first is skipped row by row. The index copies ``customer_session``'s
 columns and follows inserts only: a conversation changed in place keeps its old entries (run
 ``tether finance index --rebuild``), and so does a change of the lexicon or stop words.
@@ -50,15 +52,29 @@ def _write(conn: Connection, docs: Sequence[dict[str, Any]], keywords: Sequence[
     bulk_insert(conn, indexed_sessions, docs)
 
 
+def index_new(engine: Engine, max_rows: int = BATCH, segmenter: Segmenter | None = None) -> int:
+    """The background indexer's round: index up to ``max_rows`` conversations newer than the
+    newest indexed one (cheap: two primary-key range reads). Older gaps are left to the analysis."""
+    try:
+        with engine.connect() as conn:
+            newest = conn.execute(sa.select(sa.func.max(indexed_sessions.c.conversation_id))).scalar()
+    except SQLAlchemyError as exc:
+        raise SessionDataError(f"keyword index failed: {exc.__class__.__name__}: {exc}", retryable=True) from exc
+    where = [customer_session.c.id > int(newest)] if newest is not None else []
+    return index_pending(engine, where, batch=max_rows, max_rows=max_rows, segmenter=segmenter)
+
+
 def index_pending(
     engine: Engine,
     where: Sequence[sa.ColumnElement[bool]] = (),
     *,
     batch: int = BATCH,
+    max_rows: int | None = None,
     segmenter: Segmenter | None = None,
 ) -> int:
-    """Index every ``customer_session`` row matching ``where`` that is not indexed yet, ``batch``
-    rows per transaction, in id order; returns how many this call indexed."""
+    """Index every ``customer_session`` row matching ``where`` that is not indexed yet (or the
+    first ``max_rows`` of them), ``batch`` rows per transaction, in id order; returns how many
+    this call indexed."""
     t = customer_session.c
     pending = ~sa.exists().where(indexed_sessions.c.conversation_id == t.id)
     columns = (t.id, t.user_message, t.occurred_at, t.business_line, t.channel, t.customer_tier)
@@ -69,7 +85,7 @@ def index_pending(
             stmt = sa.select(*columns).where(*where, t.id > last, pending).order_by(t.id).limit(batch)
             with engine.connect() as conn:
                 rows = conn.execute(stmt).all()
-            if not rows:
+            if not rows or (max_rows is not None and written >= max_rows):
                 return written
             last = int(rows[-1].id)
             seg = seg or default_segmenter()

@@ -28,6 +28,7 @@ import httpx
 
 from tether.pack import Owner
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
+from tether.packs.finance_cs.keyword_index import index_new
 from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.tools import Finance, new_id
 
@@ -114,8 +115,16 @@ class AnalysisWorker:
                 log.exception("analysis worker round failed")
                 busy = False
             if not busy:
+                await self._index_new()
                 await self._idle(stop)
         await self.client.aclose()
+
+    async def _index_new(self) -> None:
+        """Between jobs: segment a batch of conversations written since the last index round."""
+        try:
+            await asyncio.to_thread(index_new, self.fin.state.engine)
+        except Exception:
+            log.exception("keyword index round failed")
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Wait for a poll interval, a job queued in this process, or the stop signal."""
