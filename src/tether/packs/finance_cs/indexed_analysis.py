@@ -70,6 +70,13 @@ def _index_conditions(
     return conds
 
 
+_SPLITS = (("channel", "byChannel"), ("tier", "byTier"))
+
+
+def _group(value: Any) -> str:
+    return str(value or "unknown")
+
+
 def _day(value: Any) -> date:
     return value if isinstance(value, date) and not isinstance(value, datetime) else date.fromisoformat(str(value)[:10])
 
@@ -119,26 +126,33 @@ def _analyze(
     d, k = indexed_sessions, session_keywords
     in_docs, in_keys = _index_conditions(d, query, max_id), _index_conditions(k, query, max_id)
     count = sa.func.count()
-    per_day = {
-        _day(day): n for day, n in _counts(conn, sa.select(d.c.day, count).where(*in_docs).group_by(d.c.day)).items()
-    }
-    n = sum(per_day.values())
+    # documents per (day, channel, tier): the trend's totals and both splits' sizes, one scan
+    cells = (d.c.day, d.c.channel, d.c.customer_tier)
+    docs = _counts(conn, sa.select(*cells, count).where(*in_docs).group_by(*cells))
+    n = sum(docs.values())
     if n == 0:
         return an.analyze([], top_n, series=series, quotes_per_keyword=quotes_per_keyword, segmenter=seg)
     df = _counts(conn, sa.select(k.c.keyword, count).where(*in_keys).group_by(k.c.keyword))
     keywords = an.rank_keywords(df, n, seg, top_n)
     names = [kw["keyword"] for kw in keywords]
-
-    def by(column: str, wanted: Sequence[str]) -> dict[tuple[Any, str], int]:
-        stmt = sa.select(k.c[column], k.c.keyword, count).where(*in_keys, k.c.keyword.in_(wanted))
-        return _counts(conn, stmt.group_by(k.c[column], k.c.keyword)) if wanted else {}
-
-    trend_hits = {(_day(day), kw): c for (day, kw), c in by("day", names[:series]).items()}
-    splits = {}
-    for column, key in (("channel", "byChannel"), ("customer_tier", "byTier")):
-        sizes = _counts(conn, sa.select(d.c[column], count).where(*in_docs).group_by(d.c[column]))
-        hits = {(str(g or "unknown"), kw): c for (g, kw), c in by(column, names).items()}
-        splits[key] = an.split_from_counts({str(g or "unknown"): c for g, c in sizes.items()}, hits, names)
+    # mentions of the top keywords per (day, channel, tier, keyword), one scan
+    key_cells = (k.c.day, k.c.channel, k.c.customer_tier, k.c.keyword)
+    hits = _counts(conn, sa.select(*key_cells, count).where(*in_keys, k.c.keyword.in_(names)).group_by(*key_cells))
+    per_day: Counter[date] = Counter()
+    sizes: dict[str, Counter[str]] = {"channel": Counter(), "tier": Counter()}
+    for (day, channel, tier), c in docs.items():
+        per_day[_day(day)] += c
+        sizes["channel"][_group(channel)] += c
+        sizes["tier"][_group(tier)] += c
+    trend_hits: Counter[tuple[date, str]] = Counter()
+    split_hits: dict[str, Counter[tuple[str, str]]] = {"channel": Counter(), "tier": Counter()}
+    trended = set(names[:series])
+    for (day, channel, tier, kw), c in hits.items():
+        if kw in trended:
+            trend_hits[(_day(day), kw)] += c
+        split_hits["channel"][(_group(channel), kw)] += c
+        split_hits["tier"][(_group(tier), kw)] += c
+    splits = {key: an.split_from_counts(sizes[dim], split_hits[dim], names) for dim, key in _SPLITS}
     return {
         "documents": n,
         "period": {"start": min(per_day).isoformat(), "end": max(per_day).isoformat()},
