@@ -2,10 +2,10 @@
 slice's records, computed by aggregate queries in the database (SQLite, PostgreSQL, MariaDB).
 
 The request path reads the slice's rows of ``cs_indexed_session`` / ``cs_session_keyword``
-(``keyword_index``), grouped: document frequency per keyword, documents per day / channel /
-tier, per (day | channel | tier, keyword) for the top keywords, keyword pairs by a self-join, and
-for the quotes, each conversation's set of top-10 keywords as a bit mask (a SUM of CASEs) with
-the best few conversations per mask (ROW_NUMBER). Only the up to 30 quoted conversations are
+(``keyword_index``), grouped: document frequency per keyword, documents per (day, channel,
+tier), mentions of the top keywords per (day, channel, tier, keyword), each conversation's set of
+top keywords as a bit mask (a SUM of CASEs): conversations per mask give the keyword pairs, and
+the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. Only the up to 30 quoted conversations are
 read from ``customer_session``. No text is segmented here, except rows of the slice that have
 no index entry yet: they are indexed first, so none is silently missing.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import date, datetime
+from itertools import combinations
 from typing import Any
 
 import sqlalchemy as sa
@@ -167,25 +168,33 @@ def _analyze(
     }
 
 
+def _masks(query: SessionQuery, max_id: int | None, top: Sequence[str]) -> sa.Subquery:
+    """Per conversation of the slice that mentions one of ``top``: which, as a bit mask (bit i:
+    ``top[i]``), by one GROUP BY over the slice's index rows."""
+    k = session_keywords
+    bit = sa.case(*((k.c.keyword == kw, 1 << i) for i, kw in enumerate(top)), else_=0)
+    return (
+        sa.select(k.c.conversation_id, sa.func.sum(bit).label("mask"))
+        .where(*_index_conditions(k, query, max_id), k.c.keyword.in_(top))
+        .group_by(k.c.conversation_id)
+        .subquery("masks")
+    )
+
+
 def _pairs(
     conn: Connection, query: SessionQuery, max_id: int | None, names: Sequence[str]
 ) -> dict[tuple[str, str], int]:
-    """Conversations per keyword pair (a before b in ``names``)."""
+    """Conversations per keyword pair (a before b in ``names``): conversations per set of top
+    keywords (a few hundred sets), each set's pairs counted in Python — no self-join."""
     if len(names) < 2:
         return {}
-    a, b = session_keywords.alias("a"), session_keywords.alias("b")
-    stmt = (
-        sa.select(a.c.keyword, b.c.keyword, sa.func.count())
-        .select_from(a.join(b, sa.and_(a.c.conversation_id == b.c.conversation_id, a.c.keyword < b.c.keyword)))
-        .where(*_index_conditions(a, query, max_id), a.c.keyword.in_(names), b.c.keyword.in_(names))
-        .where(*_index_conditions(b, query, max_id, semi_join=False))  # b: the same slice, cheaply
-        .group_by(a.c.keyword, b.c.keyword)
-    )
-    rank = {kw: i for i, kw in enumerate(names)}
-    out: dict[tuple[str, str], int] = {}
-    for (x, y), n in _counts(conn, stmt).items():
-        out[(x, y) if rank[x] < rank[y] else (y, x)] = n
-    return out
+    masks = _masks(query, max_id, names)
+    out: Counter[tuple[str, str]] = Counter()
+    for mask, n in conn.execute(sa.select(masks.c.mask, sa.func.count()).group_by(masks.c.mask)):
+        present = [kw for i, kw in enumerate(names) if int(mask) & (1 << i)]
+        for pair in combinations(present, 2):
+            out[pair] += int(n)
+    return dict(out)
 
 
 def _quotes(
@@ -196,14 +205,8 @@ def _quotes(
     by (fit, newest, id) can ever be chosen (an unused one is among them)."""
     if not top:
         return {}
-    k, d = session_keywords, indexed_sessions
-    bit = sa.case(*((k.c.keyword == kw, 1 << i) for i, kw in enumerate(top)), else_=0)
-    masks = (
-        sa.select(k.c.conversation_id, sa.func.sum(bit).label("mask"))
-        .where(*_index_conditions(k, query, max_id), k.c.keyword.in_(top))
-        .group_by(k.c.conversation_id)
-        .subquery("masks")
-    )
+    d = indexed_sessions
+    masks = _masks(query, max_id, top)
     order = (d.c.quote_fit, d.c.occurred_at.desc(), masks.c.conversation_id)
     ranked = (
         sa.select(
