@@ -54,6 +54,7 @@ bench: install
 	$(BIN)/python bench/w2.py
 	$(BIN)/python bench/sqlguard.py
 	$(BIN)/python bench/finance.py
+	$(BIN)/python bench/analysis_scale.py
 	$(BIN)/python bench/erp.py
 
 clean:

@@ -209,6 +209,23 @@ def cmd_finance_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_finance_index(args: argparse.Namespace) -> int:
+    """Segment every conversation the finance keyword index lacks (all of them with --rebuild)."""
+    from tether.pack import upgrade_pack
+    from tether.packs.finance_cs import keyword_index
+    from tether.packs.finance_cs.data import create_schema
+    from tether.packs.finance_cs.pack import migrations, open_finance
+
+    fin = open_finance(DEFAULT_URL)
+    upgrade_pack(migrations(fin.settings))
+    create_schema(fin.repo.engine)
+    if args.rebuild:
+        keyword_index.clear(fin.state.engine)
+    written = keyword_index.index_pending(fin.state.engine)
+    print(f"indexed {written} conversations in {fin.settings.database_url.split('@')[-1]}")
+    return 0
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
     """Run the finance analysis worker apart from the server (TETHER_FINANCE_WORKER=off there)."""
     import asyncio
@@ -339,6 +356,9 @@ def parser() -> argparse.ArgumentParser:
     seed.add_argument("--seed", type=int, default=7, help="random seed (same seed, same data)")
     seed.add_argument("--append", action="store_true", help="add rows to a table that is not empty")
     seed.set_defaults(fn=cmd_finance_seed)
+    index = fsub.add_parser("index", help="segment the conversations the keyword index lacks")
+    index.add_argument("--rebuild", action="store_true", help="drop the index first (after a lexicon change)")
+    index.set_defaults(fn=cmd_finance_index)
     worker = sub.add_parser("worker", help="run the finance analysis worker in this process")
     worker.set_defaults(fn=cmd_worker)
     erp = sub.add_parser("erp", help="the demo ERP (TETHER_ERP_DATABASE_URL)")

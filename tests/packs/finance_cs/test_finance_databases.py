@@ -117,9 +117,13 @@ async def test_the_queue_claims_each_job_once(fin: Finance) -> None:
     assert first is not None and second is not None
     assert {first["id"], second["id"]} == {"job-a", "job-b"}
     assert fin.state.claim(30, 2) is None
-    fin.state.renew("job-a", 30)
-    fin.state.finish("job-a", "done")
-    fin.state.finish("job-b", "failed", "why")
+    tokens = {first["id"]: first["claim_token"], second["id"]: second["claim_token"]}
+    assert fin.state.renew("job-a", tokens["job-a"], 30)
+    assert not fin.state.renew("job-a", tokens["job-b"], 30), "another claim's token renews nothing"
+    assert fin.state.finish("job-a", tokens["job-a"], "done")
+    assert fin.state.finish("job-b", tokens["job-b"], "failed", "why")
+    assert not fin.state.finish("job-a", tokens["job-a"], "failed"), "a job completes once"
+    assert fin.state.job("job-a")["status"] == "done"
     assert (fin.state.job("job-b")["status"], fin.state.job("job-b")["error"]) == ("failed", "why")
     assert fin.state.given_up(2) == []
 
@@ -148,8 +152,10 @@ def test_times_keep_sub_second_precision(fin: Finance) -> None:
     fin.state.enqueue("job-late", ALICE, {"handle_id": "h"}, "http://127.0.0.1:9/cb", "t", 0.05)
     fin.state.enqueue("job-ok", ALICE, {"handle_id": "h"}, "http://127.0.0.1:9/cb", "t", 600)
     time.sleep(0.1)
-    assert [j["id"] for j in fin.state.given_up(2)] == ["job-late"]
-    fin.state.finish("job-late", "failed", "late")
+    late = fin.state.given_up(2)
+    assert [j["id"] for j in late] == ["job-late"]
+    assert fin.state.given_up(2) == [], "a given-up job goes to one sweeper"
+    assert fin.state.finish("job-late", late[0]["claim_token"], "failed", "late")
     claimed = fin.state.claim(0.2, 2)
     assert claimed is not None and claimed["id"] == "job-ok"
     assert abs(claimed["deadline"] - (time.time() + 600)) < 5

@@ -20,7 +20,14 @@ from tether.packs.finance_cs import state
 from tether.packs.finance_cs.pack import HEAD, MIGRATIONS, VERSION_TABLE, migrations
 from tether.packs.finance_cs.settings import FinanceSettings
 
-CS_TABLES = {"cs_result_handle", "cs_analysis_job", "cs_analysis", "cs_report"}
+CS_TABLES = {
+    "cs_result_handle",
+    "cs_analysis_job",
+    "cs_analysis",
+    "cs_report",
+    "cs_indexed_session",
+    "cs_session_keyword",
+}
 
 
 def _tables(url: str) -> set[str]:
@@ -82,24 +89,24 @@ def test_tables_made_by_create_all_before_are_adopted_with_their_rows(db_url: st
 
 
 def test_a_later_revision_reaches_a_deployed_database(db_url: str, tmp_path: Path) -> None:
-    """The point of the history: a deployment at cs0001 takes the next revision on upgrade."""
+    """The point of the history: a deployment at the head takes the next revision on upgrade."""
     upgrade_pack(migrations(FinanceSettings(database_url=db_url)))
     later = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS, later, ignore=shutil.ignore_patterns("__pycache__"))
-    (later / "versions" / "cs0002_probe.py").write_text(
+    (later / "versions" / "cs9999_probe.py").write_text(
         "import sqlalchemy as sa\nfrom alembic import op\n"
-        f"revision = 'cs0002'\ndown_revision = {HEAD!r}\nbranch_labels = None\ndepends_on = None\n"
+        f"revision = 'cs9999'\ndown_revision = {HEAD!r}\nbranch_labels = None\ndepends_on = None\n"
         "def upgrade():\n    op.add_column('cs_report', sa.Column('probe', sa.String(16), nullable=True))\n"
         "def downgrade():\n    op.drop_column('cs_report', 'probe')\n",
         encoding="utf-8",
     )
-    assert upgrade_pack(PackMigrations(later, db_url, VERSION_TABLE, "cs0002")) is True
+    assert upgrade_pack(PackMigrations(later, db_url, VERSION_TABLE, "cs9999")) is True
     engine = sa.create_engine(db_url)
     try:
         assert "probe" in {c["name"] for c in sa.inspect(engine).get_columns("cs_report")}
     finally:
         engine.dispose()
-    assert _version(db_url) == {"cs0002"}
+    assert _version(db_url) == {"cs9999"}
 
 
 @pytest.mark.slow

@@ -126,12 +126,16 @@ def _text(record: Mapping[str, Any], fields: Sequence[str]) -> str:
 
 def extract_keywords(documents: Sequence[set[str]], segmenter: Segmenter, top_n: int = 20) -> list[dict[str, Any]]:
     """Top terms by (share of documents mentioning the term) × reference IDF."""
-    n = len(documents)
-    if n == 0:
-        return []
     df: Counter[str] = Counter()
     for terms in documents:
         df.update(terms)
+    return rank_keywords(df, len(documents), segmenter, top_n)
+
+
+def rank_keywords(df: Mapping[str, int], n: int, segmenter: Segmenter, top_n: int = 20) -> list[dict[str, Any]]:
+    """``extract_keywords`` from document frequencies (term -> documents mentioning it) out of ``n``."""
+    if n == 0:
+        return []
     scored = sorted(((count / n * segmenter.idf_of(term), term) for term, count in df.items()), reverse=True)
     return [
         {"keyword": term, "score": round(score, 4), "documents": df[term], "share": round(df[term] / n, 4)}
@@ -147,21 +151,25 @@ def keyword_trend(
     ``change`` compares each keyword's mean daily count over the last 7 days with the days before
     (``ratio`` is None when the earlier mean is zero).
     """
-    dated = [d for d in days if d is not None]
-    if not dated:
-        return {"days": [], "documents": [], "series": {}, "change": {}}
-    first, last = min(dated), max(dated)
-    axis = [first + timedelta(days=i) for i in range((last - first).days + 1)]
-    index = {d: i for i, d in enumerate(axis)}
-    totals = [0] * len(axis)
-    series = {kw: [0] * len(axis) for kw in keywords}
+    totals: Counter[date] = Counter()
+    hits: Counter[tuple[date, str]] = Counter()
     for day, terms in zip(days, documents, strict=True):
         if day is None:
             continue
-        totals[index[day]] += 1
-        for kw in keywords:
-            if kw in terms:
-                series[kw][index[day]] += 1
+        totals[day] += 1
+        hits.update((day, kw) for kw in keywords if kw in terms)
+    return trend_from_counts(totals, hits, keywords)
+
+
+def trend_from_counts(
+    totals: Mapping[date, int], hits: Mapping[tuple[date, str], int], keywords: Sequence[str]
+) -> dict[str, Any]:
+    """``keyword_trend`` from counts: documents per day, and per (day, keyword)."""
+    if not totals:
+        return {"days": [], "documents": [], "series": {}, "change": {}}
+    first, last = min(totals), max(totals)
+    axis = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    series = {kw: [hits.get((d, kw), 0) for d in axis] for kw in keywords}
     change = {}
     for kw, counts in series.items():
         recent, before = counts[-7:], counts[:-7]
@@ -172,20 +180,28 @@ def keyword_trend(
             "beforeDaily": round(before_mean, 3),
             "ratio": round(recent_mean / before_mean, 3) if before_mean else None,
         }
-    return {"days": [d.isoformat() for d in axis], "documents": totals, "series": series, "change": change}
+    documents = [totals.get(d, 0) for d in axis]
+    return {"days": [d.isoformat() for d in axis], "documents": documents, "series": series, "change": change}
 
 
 def split_by(groups: Sequence[str], documents: Sequence[set[str]], keywords: Sequence[str]) -> list[dict[str, Any]]:
     """Per group (channel, tier…): its documents and how many mention each keyword, largest first."""
     sizes: Counter[str] = Counter(groups)
-    hits: dict[str, Counter[str]] = {group: Counter() for group in sizes}
+    hits: Counter[tuple[str, str]] = Counter()
     for group, terms in zip(groups, documents, strict=True):
-        hits[group].update(kw for kw in keywords if kw in terms)
+        hits.update((group, kw) for kw in keywords if kw in terms)
+    return split_from_counts(sizes, hits, keywords)
+
+
+def split_from_counts(
+    sizes: Mapping[str, int], hits: Mapping[tuple[str, str], int], keywords: Sequence[str]
+) -> list[dict[str, Any]]:
+    """``split_by`` from counts: documents per group, and per (group, keyword)."""
     return [
         {
             "group": group,
             "documents": size,
-            "keywords": {kw: hits[group][kw] for kw in keywords},
+            "keywords": {kw: hits.get((group, kw), 0) for kw in keywords},
         }
         for group, size in sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
     ]
@@ -200,6 +216,14 @@ def cooccurrence(documents: Sequence[set[str]], keywords: Sequence[str], top_pai
         present = [kw for kw in wanted if kw in terms]
         single.update(present)
         pairs.update(combinations(present, 2))
+    return pairs_from_counts(single, pairs, wanted, top_pairs)
+
+
+def pairs_from_counts(
+    single: Mapping[str, int], pairs: Mapping[tuple[str, str], int], keywords: Sequence[str], top_pairs: int = 20
+) -> list[dict[str, Any]]:
+    """``cooccurrence`` from counts: documents per keyword, and per pair (a before b in ``keywords``)."""
+    wanted = list(keywords)
     ranked = sorted(pairs.items(), key=lambda item: (-item[1], wanted.index(item[0][0]), wanted.index(item[0][1])))
     return [
         {"a": a, "b": b, "documents": n, "jaccard": round(n / (single[a] + single[b] - n), 4)}
@@ -229,7 +253,7 @@ def representative_quotes(
             text = str(record.get(field) or "").strip()
             if kw not in terms or not text:
                 continue
-            fit = 0 if 15 <= len(text) <= 80 else 1
+            fit = quote_fit(text)
             candidates.append((position in used, -len(terms & top), fit, position, text))
         candidates.sort(key=lambda c: str(records[c[3]].get("occurredAt") or ""), reverse=True)
         candidates.sort(key=lambda c: c[:3])
@@ -241,14 +265,19 @@ def representative_quotes(
                 continue
             seen.add(gist)
             used.add(position)
-            quotes.append(_quote(records[position], text))
+            quotes.append(quote(records[position], text))
             if len(quotes) == per_keyword:
                 break
         result[kw] = quotes
     return result
 
 
-def _quote(record: Mapping[str, Any], text: str) -> dict[str, Any]:
+def quote_fit(text: str) -> int:
+    """0 for a message of moderate length (15-80 characters), which quotes prefer; else 1."""
+    return 0 if 15 <= len(text) <= 80 else 1
+
+
+def quote(record: Mapping[str, Any], text: str) -> dict[str, Any]:
     short = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
     occurred = record.get("occurredAt")
     return {
@@ -262,10 +291,25 @@ def _quote(record: Mapping[str, Any], text: str) -> dict[str, Any]:
 
 
 def _tag_counts(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return tags_from_counts(Counter(str(record.get("tags") or "") for record in records))
+
+
+def tags_from_counts(tag_lists: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Documents per tag, from documents per comma-separated tag list."""
     counts: Counter[str] = Counter()
-    for record in records:
-        counts.update({t.strip() for t in str(record.get("tags") or "").split(",") if t.strip()})
+    for tags, n in tag_lists.items():
+        for tag in {t.strip() for t in tags.split(",") if t.strip()}:
+            counts[tag] += n
     return [{"tag": tag, "documents": n} for tag, n in sorted(counts.items(), key=lambda i: (-i[1], i[0]))]
+
+
+def method(seg: Segmenter, text_fields: Sequence[str] = ("userMessage",)) -> dict[str, Any]:
+    """How the keywords were found (part of every analysis result)."""
+    return {
+        "segmentation": f"jieba precise mode + finance lexicon ({len(seg.lexicon)} words) + stop words",
+        "keywords": "TF-IDF: share of conversations mentioning the term x jieba reference IDF",
+        "fields": list(text_fields),
+    }
 
 
 def analyze(
@@ -294,11 +338,7 @@ def analyze(
             "start": min(dated).isoformat() if dated else None,
             "end": max(dated).isoformat() if dated else None,
         },
-        "method": {
-            "segmentation": f"jieba precise mode + finance lexicon ({len(seg.lexicon)} words) + stop words",
-            "keywords": "TF-IDF: share of conversations mentioning the term x jieba reference IDF",
-            "fields": list(text_fields),
-        },
+        "method": method(seg, text_fields),
         "keywords": keywords,
         "trend": keyword_trend(days, documents, names[:series]),
         "byChannel": split_by([str(r.get("channel") or "unknown") for r in records], documents, names),

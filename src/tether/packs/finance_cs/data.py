@@ -7,7 +7,8 @@ SQLite, PostgreSQL and MySQL/MariaDB: keyword matching is a case-insensitive ``L
 
 Records leave this module as the seed's camelCase JSON (§2.3) with ``occurredAt`` in ISO form.
 Driver errors are translated here into ``SessionDataError``; a SQLAlchemy exception never escapes.
-This module never writes anything but the rows it is given (``insert_many``).
+This module never writes anything but the rows it is given (``insert_many``, which streams them
+with ``COPY`` on PostgreSQL and batched executemany elsewhere, see ``bulk_insert``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from tether.pack import InvalidInput, ToolError
 from tether.packs.finance_cs.query import SessionQuery, parse_query
@@ -92,6 +93,37 @@ def to_record(row: Mapping[Any, Any]) -> dict[str, Any]:
             continue
         record[name] = value.isoformat(timespec="seconds") if isinstance(value, datetime) else value
     return record
+
+
+def bulk_insert(conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``rows`` (all with the same keys) into ``table`` on ``conn``'s transaction: one
+    ``COPY … FROM STDIN`` on PostgreSQL with psycopg, an executemany elsewhere."""
+    if not rows:
+        return
+    names = list(rows[0])
+    same_keys = all(len(row) == len(names) and all(n in row for n in names) for row in rows)
+    if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg" and same_keys:
+        quote = conn.dialect.identifier_preparer
+        columns = ", ".join(quote.quote(n) for n in names)
+        dbapi = conn.connection.driver_connection
+        assert dbapi is not None
+        sql = f"COPY {quote.format_table(table)} ({columns}) FROM STDIN"
+        driver = conn.dialect.loaded_dbapi
+        try:
+            with dbapi.cursor() as cursor, cursor.copy(sql) as copy:
+                for row in rows:
+                    copy.write_row([row[n] for n in names])
+        except driver.IntegrityError as exc:  # the driver's own: raised as SQLAlchemy's, like execute()
+            raise IntegrityError(sql, None, exc) from exc
+        except driver.Error as exc:
+            raise DBAPIError(sql, None, exc) from exc
+        return
+    conn.execute(table.insert(), list(rows))
+
+
+def slice_conditions(query: SessionQuery) -> list[sa.ColumnElement[bool]]:
+    """The WHERE conditions on ``customer_session`` that select ``query``'s rows."""
+    return _conditions(query)
 
 
 def _conditions(query: SessionQuery) -> list[sa.ColumnElement[bool]]:
@@ -264,11 +296,11 @@ class CustomerSessionRepo:
                 for row in rows:
                     batch.append(row)
                     if len(batch) >= chunk_size:
-                        conn.execute(customer_session.insert(), batch)
+                        bulk_insert(conn, customer_session, batch)
                         written += len(batch)
                         batch = []
                 if batch:
-                    conn.execute(customer_session.insert(), batch)
+                    bulk_insert(conn, customer_session, batch)
                     written += len(batch)
         except SQLAlchemyError as exc:
             raise SessionDataError(

@@ -21,7 +21,8 @@ Planted signal (the surge a correct analysis must find), with W = min(30, days):
   规则调整 in about 7% and 保证金 in about 17% of conversations (tags), evenly over time.
 
 The rest of the rows (the baseline) spread over all ``days`` days. Session codes are
-``CS<yyyymmdd><4-digit sequence of that day>``; rows are inserted in time order.
+``CS<yyyymmdd><4-digit sequence of that day>``; rows are inserted in time order and, where the
+pack's tables exist (its migrations have run), segmented into the keyword index right away.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from sqlalchemy.engine import Engine
 
 from tether.packs.finance_cs import phrasebook as pb
 from tether.packs.finance_cs.data import CustomerSessionRepo, create_schema
+from tether.packs.finance_cs.keyword_index import index_pending, index_ready
 from tether.packs.finance_cs.query import BUSINESS_LINES, CHANNELS, CUSTOMER_TIERS
 
 SURGE_SHARE = 0.06
@@ -211,7 +213,11 @@ def generate_rows(
 def generate(engine: Engine, rows: int = 20000, days: int = 180, seed: int = 7, now: datetime | None = None) -> int:
     """Create the table if needed and insert the generated rows; returns how many were written.
 
-    It appends: run it on an empty table to get exactly the documented data set.
+    It appends: run it on an empty table to get exactly the documented data set. The new rows
+    are indexed for the keyword analysis when the index tables exist.
     """
     create_schema(engine)
-    return CustomerSessionRepo(engine).insert_many(generate_rows(rows, days, seed, now))
+    written = CustomerSessionRepo(engine).insert_many(generate_rows(rows, days, seed, now))
+    if index_ready(engine):
+        index_pending(engine)
+    return written

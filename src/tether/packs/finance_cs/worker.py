@@ -6,7 +6,10 @@ Durable: a job is claimed under a lease (``job_lease_s``), renewed while it runs
 dies, the lease expires and the job runs again, up to ``job_attempts`` times, then ends FAILED. A
 job past its deadline ends FAILED with the reason, also while it is running (its thread is then
 abandoned and its result dropped). The callback is sent before the job is marked done, so a crash
-in between only repeats a callback, which tether answers as a duplicate. A job started outside a
+in between only repeats a callback, which tether answers as a duplicate. Any number of workers
+share the queue: each claim carries a token, and a worker whose lease lapsed and whose job was
+taken over cannot renew, call back or finish it (``state.FinanceState.claim``), so no job
+completes twice. A job started outside a
 session (``POST /tools/analyze-keywords-async``) has no callback URL: its outcome is kept on the
 job's row and served by ``GET /api/finance/jobs/{id}``.
 """
@@ -24,7 +27,8 @@ from typing import Any
 import httpx
 
 from tether.pack import Owner
-from tether.packs.finance_cs.analysis import analyze
+from tether.packs.finance_cs.indexed_analysis import analyze_indexed
+from tether.packs.finance_cs.keyword_index import index_new
 from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.tools import Finance, new_id
 
@@ -34,8 +38,11 @@ log = logging.getLogger("tether.finance.worker")
 def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     owner = Owner(job["owner_user"], job["owner_tenant"])
     filters, ids = fin.state.handle(params["handle_id"], owner)
-    records = fin.repo.fetch_by_ids(ids)
-    result = analyze(records, params.get("top_n", 20))
+    # The handle's rows are its filters' matches up to its newest id (ids ascend; a truncated
+    # handle keeps the oldest): the index answers for exactly those.
+    result = analyze_indexed(
+        fin.repo.engine, filters, max_id=max(ids, default=0), top_n=params.get("top_n", 20), writer=fin.state.engine
+    )
     delay = float(os.environ.get("TETHER_FINANCE_ANALYSIS_DELAY_S", "0"))  # tests: a slow analysis
     if delay:
         time.sleep(delay)
@@ -90,6 +97,10 @@ def previous_period(fin: Finance, filters: dict[str, Any], documents: int) -> di
     return {"start": before["startTime"], "end": before["endTime"], "documents": total, "finding": finding}
 
 
+class ClaimLost(Exception):
+    """This worker's lease lapsed and another worker holds the job now."""
+
+
 class AnalysisWorker:
     def __init__(self, fin: Finance, *, poll_s: float = 0.3, client: httpx.AsyncClient | None = None) -> None:
         self.fin = fin
@@ -104,8 +115,16 @@ class AnalysisWorker:
                 log.exception("analysis worker round failed")
                 busy = False
             if not busy:
+                await self._index_new()
                 await self._idle(stop)
         await self.client.aclose()
+
+    async def _index_new(self) -> None:
+        """Between jobs: segment a batch of conversations written since the last index round."""
+        try:
+            await asyncio.to_thread(index_new, self.fin.state.engine)
+        except Exception:
+            log.exception("keyword index round failed")
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Wait for a poll interval, a job queued in this process, or the stop signal."""
@@ -120,7 +139,7 @@ class AnalysisWorker:
         """Fail the jobs that ran out of time or attempts, then run one job; True if one ran."""
         s = self.fin.settings
         await self._redeliver()
-        for dead in await asyncio.to_thread(self.fin.state.given_up, s.job_attempts):
+        for dead in await asyncio.to_thread(self.fin.state.given_up, s.job_attempts, s.job_lease_s):
             reason = (
                 "the analysis passed its time limit"
                 if dead["deadline"] < time.time()
@@ -136,6 +155,9 @@ class AnalysisWorker:
         except TimeoutError:
             await self._conclude(job, "FAILED", None, "the analysis passed its time limit")
             return True
+        except ClaimLost:
+            log.warning("analysis job %s was taken over after its lease lapsed; its result is dropped", job["id"])
+            return True
         except Exception as exc:
             await self._conclude(job, "FAILED", None, f"analysis failed: {getattr(exc, 'message', None) or exc}")
             return True
@@ -148,19 +170,26 @@ class AnalysisWorker:
         outcome on its row, where its owner polls it."""
         final = "done" if status == "SUCCEEDED" else "failed"
         outcome = json.dumps({"status": status, "payload": payload, "error": error}, ensure_ascii=False, default=str)
+        state, token = self.fin.state, job["claim_token"]
         if not job["callback_url"]:
-            await asyncio.to_thread(self.fin.state.settle, job["id"], final, outcome, error)
+            if not await asyncio.to_thread(state.settle, job["id"], token, final, outcome, error):
+                log.warning("analysis job %s is no longer ours; its outcome is dropped", job["id"])
+        elif not await asyncio.to_thread(state.renew, job["id"], token, self.fin.settings.job_lease_s):
+            log.warning("analysis job %s is no longer ours; its outcome is not sent", job["id"])
         elif await self._callback(job, status, payload, error):
-            await asyncio.to_thread(self.fin.state.finish, job["id"], final, error)
+            await asyncio.to_thread(state.finish, job["id"], token, final, error)
         else:
-            await asyncio.to_thread(self.fin.state.hold, job["id"], outcome)
+            await asyncio.to_thread(state.hold, job["id"], token, outcome)
 
     async def _redeliver(self) -> None:
-        for job in await asyncio.to_thread(self.fin.state.undelivered):
+        state = self.fin.state
+        for job in await asyncio.to_thread(state.undelivered, self.fin.settings.job_lease_s):
             outcome = json.loads(job["outcome"])
             if await self._callback(job, outcome["status"], outcome["payload"], outcome["error"], attempts=1):
                 final = "done" if outcome["status"] == "SUCCEEDED" else "failed"
-                await asyncio.to_thread(self.fin.state.finish, job["id"], final, outcome["error"])
+                await asyncio.to_thread(state.finish, job["id"], job["claim_token"], final, outcome["error"])
+            else:  # free it for the next round (of any worker)
+                await asyncio.to_thread(state.release, job["id"], job["claim_token"])
 
     async def _compute(self, job: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         """Run the analysis in a thread, renewing the job's lease while it runs."""
@@ -171,7 +200,8 @@ class AnalysisWorker:
                 done, _ = await asyncio.wait({work}, timeout=lease / 3)
                 if done:
                     return work.result()
-                await asyncio.to_thread(self.fin.state.renew, job["id"], lease)
+                if not await asyncio.to_thread(self.fin.state.renew, job["id"], job["claim_token"], lease):
+                    raise ClaimLost(job["id"])
         finally:
             work.cancel()  # on a timeout: the thread runs on, its result is dropped
 

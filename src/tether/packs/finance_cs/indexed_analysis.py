@@ -1,0 +1,256 @@
+"""The keyword analysis from the keyword index: the same result as ``analysis.analyze`` over the
+slice's records, computed by aggregate queries in the database (SQLite, PostgreSQL, MariaDB).
+
+The request path reads the slice's rows of ``cs_indexed_session`` / ``cs_session_keyword``
+(``keyword_index``), grouped: document frequency per keyword, documents per (day, channel,
+tier), mentions of the top keywords per (day, channel, tier, keyword), each conversation's set of
+top keywords as a bit mask (a SUM of CASEs): conversations per mask give the keyword pairs, and
+the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. Only the up to 30 quoted conversations are
+read from ``customer_session``. No text is segmented here, except rows of the slice that have
+no index entry yet: they are indexed first, so none is silently missing.
+
+A slice is a ``SessionQuery`` plus ``max_id`` (a result handle's newest id, so rows written
+after the handle are left out, as the handle's own ids would). Its exact filters (business
+line, channel, tier, time) apply to the index's own copies of those columns; keyword and
+customer filters become a semi-join on ``customer_session``. All reads share one transaction,
+a consistent snapshot on PostgreSQL and MariaDB.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import date, datetime
+from itertools import combinations
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from tether.packs.finance_cs import analysis as an
+from tether.packs.finance_cs.data import (
+    CustomerSessionRepo,
+    Filters,
+    SessionDataError,
+    customer_session,
+    slice_conditions,
+)
+from tether.packs.finance_cs.keyword_index import index_pending
+from tether.packs.finance_cs.query import SessionQuery, parse_query
+from tether.packs.finance_cs.state import indexed_sessions, session_keywords
+
+QUOTED_KEYWORDS = 10  # the quotes cover the top 10 keywords (as analyze does)
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _source_conditions(query: SessionQuery, max_id: int | None) -> list[sa.ColumnElement[bool]]:
+    conds = slice_conditions(query)
+    if max_id is not None:
+        conds.append(customer_session.c.id <= max_id)
+    return conds
+
+
+def _index_conditions(
+    table: sa.Table | Any, query: SessionQuery, max_id: int | None, *, semi_join: bool = True
+) -> list[sa.ColumnElement[bool]]:
+    """The slice on an index table, through its copies of the filtered columns (``semi_join``:
+    and through ``customer_session`` for the filters the index lacks)."""
+    c = table.c
+    conds: list[sa.ColumnElement[bool]] = []
+    exact = ((c.business_line, query.business_line), (c.channel, query.channel), (c.customer_tier, query.customer_tier))
+    conds.extend(column == value for column, value in exact if value is not None)
+    if query.start_time is not None:
+        conds.append(c.occurred_at >= query.start_time)
+    if query.end_time is not None:
+        conds.append(c.occurred_at <= query.end_time)
+    if max_id is not None:
+        conds.append(c.conversation_id <= max_id)
+    if semi_join and (query.keywords or query.customer_id is not None):  # not in the index
+        conds.append(c.conversation_id.in_(sa.select(customer_session.c.id).where(*slice_conditions(query))))
+    return conds
+
+
+_SPLITS = (("channel", "byChannel"), ("tier", "byTier"))
+
+
+def _group(value: Any) -> str:
+    return str(value or "unknown")
+
+
+def _day(value: Any) -> date:
+    return value if isinstance(value, date) and not isinstance(value, datetime) else date.fromisoformat(str(value)[:10])
+
+
+def _counts(conn: Connection, stmt: sa.Select[Any]) -> dict[Any, int]:
+    """{group key (a value, or a tuple of values): count} of a grouped SELECT ending in a count."""
+    out: dict[Any, int] = {}
+    for row in conn.execute(stmt):
+        *key, n = row
+        out[key[0] if len(key) == 1 else tuple(key)] = int(n)
+    return out
+
+
+def analyze_indexed(
+    engine: Engine,
+    filters: Filters,
+    *,
+    max_id: int | None = None,
+    top_n: int = 20,
+    series: int = 8,
+    quotes_per_keyword: int = 3,
+    segmenter: an.Segmenter | None = None,
+    writer: Engine | None = None,
+) -> dict[str, Any]:
+    """``analysis.analyze`` of the ``customer_session`` rows selected by ``filters`` (and
+    ``id <= max_id``), from the keyword index. ``writer`` indexes rows that lack entries
+    (``engine`` by default); every read goes through ``engine``."""
+    query = parse_query(filters)
+    seg = segmenter or an.default_segmenter()
+    index_pending(writer or engine, _source_conditions(query, max_id), segmenter=seg)
+    try:
+        with engine.connect() as conn:
+            return _analyze(conn, query, max_id, top_n, series, quotes_per_keyword, seg)
+    except SQLAlchemyError as exc:
+        raise SessionDataError(f"indexed analysis failed: {exc.__class__.__name__}: {exc}", retryable=True) from exc
+
+
+def _analyze(
+    conn: Connection,
+    query: SessionQuery,
+    max_id: int | None,
+    top_n: int,
+    series: int,
+    quotes_per_keyword: int,
+    seg: an.Segmenter,
+) -> dict[str, Any]:
+    d, k = indexed_sessions, session_keywords
+    in_docs, in_keys = _index_conditions(d, query, max_id), _index_conditions(k, query, max_id)
+    count = sa.func.count()
+    # documents per (day, channel, tier): the trend's totals and both splits' sizes, one scan
+    cells = (d.c.day, d.c.channel, d.c.customer_tier)
+    docs = _counts(conn, sa.select(*cells, count).where(*in_docs).group_by(*cells))
+    n = sum(docs.values())
+    if n == 0:
+        return an.analyze([], top_n, series=series, quotes_per_keyword=quotes_per_keyword, segmenter=seg)
+    df = _counts(conn, sa.select(k.c.keyword, count).where(*in_keys).group_by(k.c.keyword))
+    keywords = an.rank_keywords(df, n, seg, top_n)
+    names = [kw["keyword"] for kw in keywords]
+    # mentions of the top keywords per (day, channel, tier, keyword), one scan
+    key_cells = (k.c.day, k.c.channel, k.c.customer_tier, k.c.keyword)
+    hits = _counts(conn, sa.select(*key_cells, count).where(*in_keys, k.c.keyword.in_(names)).group_by(*key_cells))
+    per_day: Counter[date] = Counter()
+    sizes: dict[str, Counter[str]] = {"channel": Counter(), "tier": Counter()}
+    for (day, channel, tier), c in docs.items():
+        per_day[_day(day)] += c
+        sizes["channel"][_group(channel)] += c
+        sizes["tier"][_group(tier)] += c
+    trend_hits: Counter[tuple[date, str]] = Counter()
+    split_hits: dict[str, Counter[tuple[str, str]]] = {"channel": Counter(), "tier": Counter()}
+    trended = set(names[:series])
+    for (day, channel, tier, kw), c in hits.items():
+        if kw in trended:
+            trend_hits[(_day(day), kw)] += c
+        split_hits["channel"][(_group(channel), kw)] += c
+        split_hits["tier"][(_group(tier), kw)] += c
+    splits = {key: an.split_from_counts(sizes[dim], split_hits[dim], names) for dim, key in _SPLITS}
+    return {
+        "documents": n,
+        "period": {"start": min(per_day).isoformat(), "end": max(per_day).isoformat()},
+        "method": an.method(seg),
+        "keywords": keywords,
+        "trend": an.trend_from_counts(per_day, trend_hits, names[:series]),
+        "byChannel": splits["byChannel"],
+        "byTier": splits["byTier"],
+        "cooccurrence": an.pairs_from_counts(df, _pairs(conn, query, max_id, names), names),
+        "quotes": _quotes(conn, query, max_id, names[:QUOTED_KEYWORDS], quotes_per_keyword),
+        "tags": an.tags_from_counts(_tag_lists(conn, query, max_id)),
+    }
+
+
+def _masks(query: SessionQuery, max_id: int | None, top: Sequence[str]) -> sa.Subquery:
+    """Per conversation of the slice that mentions one of ``top``: which, as a bit mask (bit i:
+    ``top[i]``), by one GROUP BY over the slice's index rows."""
+    k = session_keywords
+    bit = sa.case(*((k.c.keyword == kw, 1 << i) for i, kw in enumerate(top)), else_=0)
+    return (
+        sa.select(k.c.conversation_id, sa.func.sum(bit).label("mask"))
+        .where(*_index_conditions(k, query, max_id), k.c.keyword.in_(top))
+        .group_by(k.c.conversation_id)
+        .subquery("masks")
+    )
+
+
+def _pairs(
+    conn: Connection, query: SessionQuery, max_id: int | None, names: Sequence[str]
+) -> dict[tuple[str, str], int]:
+    """Conversations per keyword pair (a before b in ``names``): conversations per set of top
+    keywords (a few hundred sets), each set's pairs counted in Python — no self-join."""
+    if len(names) < 2:
+        return {}
+    masks = _masks(query, max_id, names)
+    out: Counter[tuple[str, str]] = Counter()
+    for mask, n in conn.execute(sa.select(masks.c.mask, sa.func.count()).group_by(masks.c.mask)):
+        present = [kw for i, kw in enumerate(names) if int(mask) & (1 << i)]
+        for pair in combinations(present, 2):
+            out[pair] += int(n)
+    return dict(out)
+
+
+def _quotes(
+    conn: Connection, query: SessionQuery, max_id: int | None, top: Sequence[str], per_keyword: int
+) -> dict[str, list[dict[str, Any]]]:
+    """``analysis.representative_quotes``: conversations with the same set of top keywords (a
+    gist, here a bit mask) count as one, so per mask only the best ``len(top) * per_keyword + 1``
+    by (fit, newest, id) can ever be chosen (an unused one is among them)."""
+    if not top:
+        return {}
+    d = indexed_sessions
+    masks = _masks(query, max_id, top)
+    order = (d.c.quote_fit, d.c.occurred_at.desc(), masks.c.conversation_id)
+    ranked = (
+        sa.select(
+            masks.c.conversation_id,
+            masks.c.mask,
+            d.c.quote_fit,
+            d.c.occurred_at,
+            sa.func.row_number().over(partition_by=masks.c.mask, order_by=order).label("place"),
+        )
+        .join_from(masks, d, d.c.conversation_id == masks.c.conversation_id)
+        .subquery("ranked")
+    )
+    keep = len(top) * per_keyword + 1
+    stmt = sa.select(ranked.c.mask, ranked.c.conversation_id, ranked.c.quote_fit, ranked.c.occurred_at).where(
+        ranked.c.place <= keep
+    )
+    candidates: dict[int, list[tuple[int, int, float]]] = {}  # mask -> [(id, fit, -seconds)], best first
+    for mask, cid, fit, occurred in conn.execute(stmt.order_by(ranked.c.mask, ranked.c.place)):
+        seconds = (occurred - _EPOCH).total_seconds() if isinstance(occurred, datetime) else 0.0
+        candidates.setdefault(int(mask), []).append((int(cid), int(fit), -seconds))
+    used: set[int] = set()
+    chosen: dict[str, list[int]] = {}
+    for i, kw in enumerate(top):
+        heads = []
+        for mask, cands in candidates.items():
+            if mask & (1 << i):
+                head = next((c for c in cands if c[0] not in used), cands[0])
+                heads.append((head[0] in used, -mask.bit_count(), head[1], head[2], head[0]))
+        heads.sort()
+        chosen[kw] = [h[4] for h in heads[:per_keyword]]
+        used.update(chosen[kw])
+    wanted = sorted({cid for ids in chosen.values() for cid in ids})
+    records = {r["id"]: r for r in CustomerSessionRepo(conn.engine).fetch_by_ids(wanted)} if wanted else {}
+    return {
+        kw: [
+            an.quote(records[cid], str(records[cid].get("userMessage") or "").strip()) for cid in ids if cid in records
+        ]
+        for kw, ids in chosen.items()
+    }
+
+
+def _tag_lists(conn: Connection, query: SessionQuery, max_id: int | None) -> Counter[str]:
+    """Conversations per tag list, as written (binary comparison on MySQL/MariaDB)."""
+    tags = customer_session.c.tags
+    column = tags.collate("utf8mb4_bin") if conn.dialect.name in ("mysql", "mariadb") else tags
+    stmt = sa.select(column, sa.func.count()).where(*_source_conditions(query, max_id)).group_by(column)
+    return Counter({str(t or ""): int(n) for t, n in conn.execute(stmt)})
