@@ -81,6 +81,11 @@ def test_revise_a_quotation_confirm_save_in_the_erp_form_and_the_card_shows_it_d
     erp_login_if_asked(erp, s)
     assert erp.url.endswith(f"/erp/form/2001?staging={op_id}"), erp.url
     assert erp.input_value("textarea[name=remark]") == "请按新价格重新报价"
+    # references as a person types them (codes, the record's name beside), not internal ids
+    assert erp.input_value("input[name=customer_id]") == facts.SALES01_CUSTOMER[0]
+    assert facts.SALES01_CUSTOMER[1] in erp.inner_text("body")
+    codes = [erp.input_value(f"input[name='line{i}.material_id']") for i in range(3)]
+    assert codes == [code for code, _ in facts.REVISION_QUOTATION_LINES]
     s.shot("erp-form", erp)
     erp.click("button[type=submit]")
     erp.wait_for_url(re.compile(r"/erp/form/2001\?bill="))
@@ -162,3 +167,34 @@ def test_a_new_quotation_through_the_form_card_shows_the_error_inline_then_execu
     page.wait_for_selector(f'{CARD} .op-status[data-state="done"]')
     assert page.locator(f"{CARD} .op-status").count() == 1
     assert page.locator(f"{FORM} button[type=submit]:disabled").count() == 1  # the form stays answered
+
+
+def test_a_login_lapsed_before_the_confirm_asks_to_log_in_again_and_the_same_proposal_executes(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    s.ask("给恒达自动化报价：M0011 2个，单价210")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    sid = s.session_id()
+    op_id = page.get_attribute(CARD, "data-op") or ""
+    old = page.evaluate("sessionStorage.getItem('tether.token')")
+    httpx.post(erp_server.url + "/erp/logout", headers={"Authorization": old}).raise_for_status()
+
+    page.click(f"{CARD} button:text('确认')")  # refused: 401, nothing executed
+    page.wait_for_selector("#banner:not([hidden])")
+    assert page.inner_text(f"{CARD} .field-error[role=alert]") == "登录已过期：重新登录后再操作。"
+    s.shot("expired-at-confirm")
+    page.click("#banner-login")
+    s.login_erp(USER, facts.PASSWORD)
+    page.wait_for_selector("#banner", state="hidden")
+    assert s.session_id() == sid
+    with erp_server.client(page.evaluate("sessionStorage.getItem('tether.token')")) as c:
+        assert c.get(f"/api/ops/{op_id}").json()["state"] == "draft"
+    # the conversation re-opened with the new login: the same proposal, still to be confirmed
+    page.click(f"{CARD}[data-op='{op_id}'] button:text('确认'):enabled")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]', timeout=30_000)
+    s.wait_status("SUCCEEDED")
+    assert page.locator(CARD).count() == 1
+    s.shot("confirmed-after-relogin")

@@ -15,6 +15,7 @@ function problemText(problem, field) {
 }
 
 function failure(error) {
+  if (error && error.status === 401) return t("loginLapsed"); // the banner offers the new login
   return (error && error.body && error.body.error) || (error && error.message) || String(error);
 }
 
