@@ -36,6 +36,47 @@ def _erp_users(out: TextIO) -> None:
         out.write(f"  {user:<8} {name:<6} brand {brand}  forms {','.join(forms)}  ({rows})\n")
 
 
+CHAT_USER = "sales01"
+
+
+CHAT_CUSTOMER = "恒达自动化"  # sales01's customer, by a part of its name (the planner's fuzzy match)
+
+
+def chat_examples(bill_no: str) -> list[tuple[str, str]]:
+    """(what to type on the chat page as sales01, what happens): the three governed-write flows;
+    ``bill_no``: the seeded quotation waiting for revision."""
+    customer = CHAT_CUSTOMER
+    return [
+        (
+            f"把报价单{bill_no}的备注改成请按新价格重新报价",
+            "a before → after card → 确认 → 待处理 [去ERP操作] → the prefilled ERP form → 保存 "
+            "(the ERP asks for its own login once: the same user and password) → back on /chat, reload: ✅ 已完成",
+        ),
+        (
+            f"新建一张报价单给{customer}",
+            "a form → fill in a line (物料 M0003, 数量 4) → 提交 → the proposal → 确认 → 处理中 → ✅ 已完成 [查看] the bill",
+        ),
+        (f"给{customer}报价：M0003 10个，单价46", "a complete proposal at once → 确认 → ✅ 已完成 with the bill"),
+    ]
+
+
+def chat_help(url: str, bill_no: str | None) -> str:
+    """How a new user tries the chat page: where it is, how to log in, what to type (the ERP
+    flows when the demo ERP is there: ``bill_no`` is its quotation waiting for revision)."""
+    from tether.erp_demo import facts
+
+    lines = [f"the chat page: {url}/chat"]
+    if bill_no:
+        name = facts.USERS[CHAT_USER][0]
+        lines.append(
+            f"  log in with the 「ERP 账号」 tab as {CHAT_USER} / {facts.PASSWORD} ({name}, a salesperson), then type:"
+        )
+        for query, outcome in chat_examples(bill_no):
+            lines += [f"    {query}", f"      → {outcome}"]
+    lines.append(f"  or the 「开发令牌」 tab with a dev token, and ask: {MAIN_QUESTION}")
+    return "\n".join(lines) + "\n"
+
+
 def _erp_example(url: str, out: TextIO) -> str:
     """The ERP example: log in as fin01 and ask the overdue-receivables question."""
     from tether.erp_demo import facts
@@ -54,6 +95,25 @@ def _erp_example(url: str, out: TextIO) -> str:
         status = follow_session(http, session_id, Progress(out), timeout_s=120)
         out.write(f"\nsession {session_id}: {status}\n")
         return status
+
+
+def _revision_bill_no(url: str) -> str:
+    """The seeded quotation waiting for revision, as the ERP numbered it (its number carries the
+    month the ERP was seeded, which may be before today's)."""
+    from tether.erp_demo import facts
+
+    try:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            r = http.post("/api/auth/login", json={"username": CHAT_USER, "password": facts.PASSWORD})
+            r.raise_for_status()
+            headers = {"Authorization": f"Bearer {r.json()['token']}"}
+            path = f"/erp/getBusinessDataById/2001/{facts.REVISION_QUOTATION_ID}"
+            r = http.get(path, headers={"Authorization": r.json()["token"]})
+            r.raise_for_status()
+            http.post("/api/auth/logout", headers=headers)
+            return str(r.json()["master"]["bill_no"])
+    except (httpx.HTTPError, KeyError, ValueError):
+        return facts.REVISION_QUOTATION_BILL_NO
 
 
 def _start_server(settings: Settings, host: str, port: int, out: TextIO) -> Any:
@@ -119,6 +179,7 @@ def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> in
         erp_status = _erp_example(url, out)
     code = 0 if status == "SUCCEEDED" and erp_status in ("SUCCEEDED", "SKIPPED") else 1
     if serve:
+        out.write("\n" + chat_help(url, _revision_bill_no(url) if erp_status != "SKIPPED" else None))
         out.write(f"\nstill serving at {url} — Ctrl-C to stop.\n")
         out.flush()
         try:

@@ -36,6 +36,7 @@ def login(s: Session) -> None:
     s.open()
     s.login_erp(USER, facts.PASSWORD)
     assert facts.USERS[USER][0] in s.page.inner_text("#who")
+    assert "新建一张报价单给" in s.page.inner_text("#empty")  # an ERP login is shown what it can ask
 
 
 def erp_login_if_asked(page: Any, s: Session) -> None:
@@ -161,6 +162,7 @@ def test_a_new_quotation_through_the_form_card_shows_the_error_inline_then_execu
     assert erp.inner_text("h1") == f"报价单 {bill_no.group(0)}"
     bill = erp.inner_text("body")
     assert facts.SALES01_CUSTOMER[1] in bill and "圆锥滚子轴承" in bill and "180" in bill  # 4 × 45
+    assert "草稿 · 版本 1" in bill and facts.SALES01_CUSTOMER[0] in bill and "cus-" not in bill  # no internal ids
     s.shot("erp-bill", erp)
     erp.close()
     page.reload()  # reconciled from GET /api/ops/{id}: still done, once
@@ -198,3 +200,31 @@ def test_a_login_lapsed_before_the_confirm_asks_to_log_in_again_and_the_same_pro
     s.wait_status("SUCCEEDED")
     assert page.locator(CARD).count() == 1
     s.shot("confirmed-after-relogin")
+
+
+def test_a_confirm_answer_that_arrives_after_the_op_executed_does_not_turn_the_card_back(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    """An auto op can be executed — its OP_RESULT streamed and shown — before the confirm's own
+    answer (``processing``) reaches the page; that late answer must not put the spinner back."""
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    held: list[tuple[Any, Any]] = []
+
+    def hold(route: Any) -> None:  # the confirm reaches the server; its answer is held back
+        held.append((route, route.fetch()))
+
+    page.route("**/api/ops/*/confirm", hold)
+    s.ask("给恒达自动化报价：M0013 5个，单价56")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    page.click(f"{CARD} button:text('确认')")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]', timeout=30_000)  # from the stream
+    s.wait_for(lambda: held, what="the held confirm")
+    ((route, answer),) = held
+    assert answer.json()["state"] == "processing"
+    route.fulfill(response=answer)
+    page.wait_for_function("() => !document.querySelector('.card.proposal .card-actions button:not(:disabled)')")
+    page.wait_for_timeout(300)
+    assert page.get_attribute(f"{CARD} .op-status", "data-state") == "done"
+    assert page.locator(f"{CARD} .spinner").count() == 0

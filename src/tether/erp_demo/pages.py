@@ -85,7 +85,10 @@ def _shown(f: Field, value: Any, row: dict[str, Any], options: dict[str, list[di
     if f.type == "ref" and f.column.endswith("_id"):
         stem = f.column[:-3]
         named = row.get(f"{stem}_name") or row.get(f"{stem}_bill_no") or row.get(f"{stem}_code")
-        return f"{esc(named)} <span class='muted'>{esc(value)}</span>" if named else esc(value)
+        code = row.get(f"{stem}_code") or value  # the code a person knows, not the internal id
+        if named and named != code:
+            return f"{esc(named)} <span class='muted'>{esc(code)}</span>"
+        return esc(named or value)
     label = next((o["label"] for o in options.get(f.column, []) if str(o["value"]) == str(value)), None)
     return esc(label if label is not None else value)
 
@@ -121,9 +124,13 @@ def render_bill(conn: sa.Connection, user: User, form: Form, bill_id: str, root:
     record = reads.read_record(conn, user, form.form_id, bill_id)
     master = record["master"]
     title = f"{form.name} {master.get('bill_no') or master.get('code') or ''}"
+    options = _options(conn, user, form)
+    status = str(master.get("status") or "")
+    # the bill's own status label (草稿, 已审核), as in its table below; the op labels otherwise
+    shown = next((o["label"] for o in options.get("status", []) if str(o["value"]) == status), None)
     body = (
-        f"<h1>{esc(title)}</h1><p class='muted'>{esc(STATUS_LABELS.get(str(master.get('status')), master.get('status') or ''))}"
-        f" · 版本 {esc(master.get('version'))}</p>{_record_table(form, master, _options(conn, user, form))}"
+        f"<h1>{esc(title)}</h1><p class='muted'>{esc(shown or STATUS_LABELS.get(status, status))}"
+        f" · 版本 {esc(master.get('version'))}</p>{_record_table(form, master, options)}"
         f"{_lines_table(form, record['details'])}<p><a href='{esc(root)}/ui/todos'>我的 AI 待办</a></p>"
     )
     return page(title, body)

@@ -323,14 +323,18 @@ function opStatus(opId, ctx) {
     el,
     final: false,
     state: null,
+    seq: 0, // updates applied so far: a confirm's answer is stale once the stream moved the op on
     update(data) {
       const state = opState(data);
+      const final = state === "done" || state === "cancelled" || state === "expired";
+      if (view.final && !final) return; // an executed, cancelled or expired op never goes back
+      view.seq += 1;
       view.state = state;
       view.status = data.status;
       el.dataset.state = state || "";
       clear(el);
       if (!state || state === "draft") return; // not confirmed yet: the proposal's buttons are the state
-      view.final = state === "done" || state === "cancelled" || state === "expired";
+      view.final = final;
       const message = data.message || data.error;
       if (state === "processing") {
         el.append(h("span", { class: "spinner", "aria-hidden": "true" }), h("strong", {}, t("opProcessing")));
@@ -349,7 +353,9 @@ function opStatus(opId, ctx) {
         retry.addEventListener("click", async () => {
           retry.disabled = true;
           try {
-            view.update(await ctx.post(`/api/ops/${encodeURIComponent(opId)}/confirm`, {}));
+            const seq = view.seq;
+            const answer = await ctx.post(`/api/ops/${encodeURIComponent(opId)}/confirm`, {});
+            if (view.seq === seq) view.update(answer); // else the stream already said what happened next
           } catch (err) {
             retry.disabled = false;
             el.append(h("span", { class: "field-error" }, failure(err)));
@@ -419,7 +425,10 @@ export function proposalCard(data, ctx) {
     lock();
     error.textContent = "";
     try {
-      status.update(await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, {}));
+      const seq = status.seq;
+      const answer = await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, {});
+      // an auto op may be executed (its OP_RESULT already shown) before this answer arrives
+      if (status.seq === seq) status.update(answer);
     } catch (err) {
       error.textContent = failure(err);
       if (!err.status || err.status >= 500) { confirm.disabled = false; reject.disabled = false; }
