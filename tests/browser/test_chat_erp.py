@@ -73,6 +73,7 @@ def test_revise_a_quotation_confirm_save_in_the_erp_form_and_the_card_shows_it_d
     op_id = page.get_attribute(CARD, "data-op") or ""
     href = page.get_attribute(go, "href") or ""
     assert href == f"{erp_server.url}/erp/form/2001?staging={op_id}", href
+    assert page.inner_text(f"{CARD} .op-status").count("待处理") == 1  # the badge, not the message again
     s.shot("op-pending")
     sid = s.session_id()
 

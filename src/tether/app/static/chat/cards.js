@@ -367,7 +367,7 @@ function opStatus(opId, ctx) {
       } else if (state === "expired") {
         el.append(h("strong", {}, t("opExpired")));
       }
-      if (message) {
+      if (message && message !== el.querySelector("strong")?.textContent) { // not 待处理 twice
         const m = h("span", { class: state === "failed" ? "op-message error" : "op-message" });
         m.textContent = message;
         el.append(m);
