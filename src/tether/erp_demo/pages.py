@@ -29,6 +29,7 @@ from tether.erp_demo.errors import ErpError, Invalid, LoginFailed, NotFound, Una
 from tether.erp_demo.forms import BY_ID, Field, Form
 from tether.erp_demo.schema import TABLES
 from tether.erp_demo.users import User, bearer, login, resolve
+from tether.erp_demo.writes import resolve_ref
 
 COOKIE = "erp_token"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'"
@@ -153,21 +154,17 @@ def _input(f: Field, name: str, value: Any, options: dict[str, list[dict[str, st
 
 def _ref_named(conn: sa.Connection, user: User, f: Field, value: Any) -> tuple[Any, str]:
     """A reference as a person types it (the record's code or bill number, which the write path
-    takes as well as its id) and the record's name, for a hint beside the input."""
+    takes as well as its id) and the record's name, for a hint beside the input — only for a
+    record the user may use (the write path's own lookup, row scope included)."""
     if f.type != "ref" or not f.ref or value in (None, "") or f.ref not in BY_ID:
         return value, ""
     table = TABLES[BY_ID[f.ref].table]
     key = table.c.code if "code" in table.c else table.c.bill_no if "bill_no" in table.c else None
-    if key is None:
+    found = resolve_ref(conn, user, BY_ID[f.ref], str(value)) if key is not None else None
+    if key is None or found is None:
         return value, ""
     name = table.c.name if "name" in table.c else key
-    row = conn.execute(
-        sa.select(key, name).where(
-            sa.or_(table.c.id == str(value), key == str(value)),
-            table.c.brands_id == user.brands_id,
-            table.c.subsidiary_id == user.subsidiary_id,
-        )
-    ).first()
+    row = conn.execute(sa.select(key, name).where(table.c.id == found)).first()
     return (row[0], "" if row[1] == row[0] else str(row[1])) if row else (value, "")
 
 
