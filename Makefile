@@ -32,7 +32,7 @@ CHROMIUM := /usr/bin/chromium
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-wqy-microhei; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-wqy-microhei fonts-noto-color-emoji; \
 	  else echo "!!! $(CHROMIUM) is missing: as root, apt-get update && apt-get install -y chromium"; fi; \
 	fi
 

@@ -38,16 +38,65 @@ def _erp_users(out: TextIO) -> None:
         out.write(f"  {user:<8} {name:<6} brand {brand}  forms {','.join(forms)}  ({rows})\n")
 
 
-def _erp_example(url: str, out: TextIO) -> str:
-    """The ERP example: log in as fin01 and ask the overdue-receivables question."""
+CHAT_USER = "sales01"
+
+
+CHAT_CUSTOMER = "恒达自动化"  # sales01's customer, by a part of its name (the planner's fuzzy match)
+
+
+def chat_examples(bill_no: str) -> list[tuple[str, str]]:
+    """(what to type on the chat page as sales01, what happens): the three governed-write flows;
+    ``bill_no``: the seeded quotation waiting for revision."""
+    customer = CHAT_CUSTOMER
+    return [
+        (
+            f"把报价单{bill_no}的备注改成请按新价格重新报价",
+            "a before → after card → 确认 → 待处理 [去ERP操作] → the prefilled ERP form → 保存 "
+            "(the ERP asks for its own login once: the same user and password) → back on /chat, reload: ✅ 已完成",
+        ),
+        (
+            f"新建一张报价单给{customer}",
+            "a form → fill in a line (物料 M0003, 数量 4) → 提交 → the proposal → 确认 → 处理中 → ✅ 已完成 [查看] the bill",
+        ),
+        (f"给{customer}报价：M0003 10个，单价46", "a complete proposal at once → 确认 → ✅ 已完成 with the bill"),
+    ]
+
+
+def chat_help(url: str, bill_no: str | None) -> str:
+    """How a new user tries the chat page: where it is, how to log in, what to type (the ERP
+    flows when the demo ERP is there: ``bill_no`` is its quotation waiting for revision)."""
     from tether.erp_demo import facts
 
+    lines = [f"the chat page: {url}/chat"]
+    if bill_no:
+        name = facts.USERS[CHAT_USER][0]
+        lines.append(
+            f"  log in with the 「ERP 账号」 tab as {CHAT_USER} / {facts.PASSWORD} ({name}, a salesperson), then type:"
+        )
+        for query, outcome in chat_examples(bill_no):
+            lines += [f"    {query}", f"      → {outcome}"]
+    lines.append(f"  or the 「开发令牌」 tab with a dev token, and ask: {MAIN_QUESTION}")
+    return "\n".join(lines) + "\n"
+
+
+def _log_in(http: httpx.Client, user: str, out: TextIO) -> bool:
+    """Log ``http`` in to tether as an ERP user (the demo password); say why when it cannot."""
+    from tether.erp_demo import facts
+
+    r = http.post("/api/auth/login", json={"username": user, "password": facts.PASSWORD})
+    if r.status_code != 200:
+        out.write(f"ERP login as {user} failed: {r.status_code} {r.text[:200]}\n")
+        return False
+    http.headers["Authorization"] = f"Bearer {r.json()['token']}"
+    return True
+
+
+def _erp_example(url: str, out: TextIO) -> str:
+    """The ERP example: log in as fin01 and ask the overdue-receivables question."""
+
     with httpx.Client(base_url=url, timeout=60) as http:
-        r = http.post("/api/auth/login", json={"username": ERP_USER, "password": facts.PASSWORD})
-        if r.status_code != 200:
-            out.write(f"ERP login failed: {r.status_code} {r.text[:200]}\n")
+        if not _log_in(http, ERP_USER, out):
             return "FAILED"
-        http.headers["Authorization"] = f"Bearer {r.json()['token']}"
         question = erp_question()
         out.write(f"\nERP example, as {ERP_USER}: {question}\n")
         r = http.post("/api/agent/sessions", params={"wait": "false"}, json={"message": question})
@@ -56,9 +105,6 @@ def _erp_example(url: str, out: TextIO) -> str:
         status = follow_session(http, session_id, Progress(out), timeout_s=120)
         out.write(f"\nsession {session_id}: {status}\n")
         return status
-
-
-WRITE_USER = "sales01"
 
 
 def _wait_op(http: httpx.Client, op_id: str, states: set[str], timeout_s: float = 60) -> dict[str, Any]:
@@ -72,7 +118,7 @@ def _wait_op(http: httpx.Client, op_id: str, states: set[str], timeout_s: float 
 
 def _propose_and_confirm(http: httpx.Client, url: str, question: str, out: TextIO) -> bool:
     """One governed write: the proposal (its diff shown), the person's confirm over HTTP, the outcome."""
-    out.write(f"\nas {WRITE_USER}: {question}\n")
+    out.write(f"\nas {CHAT_USER}: {question}\n")
     r = http.post("/api/agent/sessions", params={"wait": "false"}, json={"message": question})
     r.raise_for_status()
     session_id = r.json()["sessionId"]
@@ -98,25 +144,35 @@ def _propose_and_confirm(http: httpx.Client, url: str, question: str, out: TextI
     return op["state"] in ("pending", "done") and final == "SUCCEEDED"
 
 
-def _erp_write_example(url: str, out: TextIO) -> str:
+def _erp_write_example(url: str, bill_no: str, out: TextIO) -> str:
     """The governed writes, as sales01: a quotation's change (manual: a diff, the confirm, a
     prefill link) and a new quotation (auto: confirm, the ERP executes, a bill link)."""
-    from tether.erp_demo import facts
-
     with httpx.Client(base_url=url, timeout=60) as http:
-        r = http.post("/api/auth/login", json={"username": WRITE_USER, "password": facts.PASSWORD})
-        if r.status_code != 200:
-            out.write(f"ERP login failed: {r.status_code} {r.text[:200]}\n")
+        if not _log_in(http, CHAT_USER, out):
             return "FAILED"
-        http.headers["Authorization"] = f"Bearer {r.json()['token']}"
         out.write("\nGoverned writes: a proposal shows its diff; only the confirm endpoint carries it out.\n")
-        customer = facts.SALES01_CUSTOMER[1][6:11]  # 恒达自动化: a short name, resolved by the ERP
-        questions = (
-            f"把报价单{facts.REVISION_QUOTATION_BILL_NO}的交期(天)改成15",
-            f"给{customer}报价：M0003 10个，单价46",
-        )
+        questions = (f"把报价单{bill_no}的交期(天)改成15", f"给{CHAT_CUSTOMER}报价：M0003 10个，单价46")
         ok = all([_propose_and_confirm(http, url, q, out) for q in questions])
         return "SUCCEEDED" if ok else "FAILED"
+
+
+def _revision_bill_no(url: str) -> str:
+    """The seeded quotation waiting for revision, as the ERP numbered it (its number carries the
+    month the ERP was seeded, which may be before today's)."""
+    from tether.erp_demo import facts
+
+    try:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            r = http.post("/api/auth/login", json={"username": CHAT_USER, "password": facts.PASSWORD})
+            r.raise_for_status()
+            headers = {"Authorization": f"Bearer {r.json()['token']}"}
+            path = f"/erp/getBusinessDataById/2001/{facts.REVISION_QUOTATION_ID}"
+            r = http.get(path, headers={"Authorization": r.json()["token"]})
+            r.raise_for_status()
+            http.post("/api/auth/logout", headers=headers)
+            return str(r.json()["master"]["bill_no"])
+    except (httpx.HTTPError, KeyError, ValueError):
+        return facts.REVISION_QUOTATION_BILL_NO
 
 
 def _start_server(settings: Settings, host: str, port: int, out: TextIO) -> Any:
@@ -175,15 +231,17 @@ def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> in
                 shown = json.dumps(step["output"], ensure_ascii=False)[:100]
                 out.write(f"  {step['stepId']} {step['toolId']:<24} {step['status']}  {shown}\n")
             out.write(f"replay {replay.get('status')}: {replay.get('error') or 'ok'}\n")
-    erp_status = "SKIPPED"
+    erp_status, bill_no = "SKIPPED", None
     if any(p.name == "erp" for p in server.config.app.state.services.packs):
         out.write("\n")
         _erp_users(out)
         erp_status = _erp_example(url, out)
+        bill_no = _revision_bill_no(url)
         if erp_status == "SUCCEEDED":
-            erp_status = _erp_write_example(url, out)
+            erp_status = _erp_write_example(url, bill_no, out)
     code = 0 if status == "SUCCEEDED" and erp_status in ("SUCCEEDED", "SKIPPED") else 1
     if serve:
+        out.write("\n" + chat_help(url, bill_no))
         out.write(f"\nstill serving at {url} — Ctrl-C to stop.\n")
         out.flush()
         try:

@@ -103,6 +103,9 @@ def test_prefill_escapes_and_save_writes(site: TestClient, erp: Erp) -> None:
     _no_live_markup(page.text)
     assert "&lt;script&gt;" in page.text and "&#x27;&gt;&lt;img" in page.text
     assert f"action='/erp/form/2001/save?staging={op_id}'" in page.text
+    # references prefilled as codes with the record's name beside, not as internal ids
+    assert f"name='customer_id' value='{facts.SALES01_CUSTOMER[0]}'" in page.text
+    assert facts.SALES01_CUSTOMER[1] in page.text and "name='line0.material_id' value='M0004'" in page.text
     csrf = _csrf(page.text)
     before = _count(erp, "quotation")
     form = {"csrf": csrf, "customer_id": "C0001", "bill_date": "", "remark": "客户确认 " + HOSTILE, "tax_rate": "13",
@@ -112,6 +115,9 @@ def test_prefill_escapes_and_save_writes(site: TestClient, erp: Erp) -> None:
     invalid = site.post(f"/erp/form/2001/save?staging={op_id}", data={**form, "line1.qty": "abc"})
     assert invalid.status_code == 422 and "details[1].qty" in invalid.text and _count(erp, "quotation") == before
     _no_live_markup(invalid.text)
+    other = site.post(f"/erp/form/2001/save?staging={op_id}", data={**form, "customer_id": facts.SALES02_CUSTOMER[0]})
+    assert other.status_code == 422 and _count(erp, "quotation") == before
+    assert facts.SALES02_CUSTOMER[1] not in other.text  # no name hint for a customer outside sales01's rows
     assert erp.get("sales01", f"/ai/staging/{op_id}").json()["status"] == "draft"  # still waiting for a good save
     saved = site.post(f"/erp/form/2001/save?staging={op_id}", data=form)
     assert saved.status_code == 303

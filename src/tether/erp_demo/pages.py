@@ -27,7 +27,9 @@ from tether.erp_demo import meta, reads, staging
 from tether.erp_demo.auth import csrf_for
 from tether.erp_demo.errors import ErpError, Invalid, LoginFailed, NotFound, Unauthorized
 from tether.erp_demo.forms import BY_ID, Field, Form
+from tether.erp_demo.schema import TABLES
 from tether.erp_demo.users import User, bearer, login, resolve
+from tether.erp_demo.writes import resolve_ref
 
 COOKIE = "erp_token"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'"
@@ -84,7 +86,10 @@ def _shown(f: Field, value: Any, row: dict[str, Any], options: dict[str, list[di
     if f.type == "ref" and f.column.endswith("_id"):
         stem = f.column[:-3]
         named = row.get(f"{stem}_name") or row.get(f"{stem}_bill_no") or row.get(f"{stem}_code")
-        return f"{esc(named)} <span class='muted'>{esc(value)}</span>" if named else esc(value)
+        code = row.get(f"{stem}_code") or value  # the code a person knows, not the internal id
+        if named and named != code:
+            return f"{esc(named)} <span class='muted'>{esc(code)}</span>"
+        return esc(named or value)
     label = next((o["label"] for o in options.get(f.column, []) if str(o["value"]) == str(value)), None)
     return esc(label if label is not None else value)
 
@@ -120,9 +125,13 @@ def render_bill(conn: sa.Connection, user: User, form: Form, bill_id: str, root:
     record = reads.read_record(conn, user, form.form_id, bill_id)
     master = record["master"]
     title = f"{form.name} {master.get('bill_no') or master.get('code') or ''}"
+    options = _options(conn, user, form)
+    status = str(master.get("status") or "")
+    # the bill's own status label (草稿, 已审核), as in its table below; the op labels otherwise
+    shown = next((o["label"] for o in options.get("status", []) if str(o["value"]) == status), None)
     body = (
-        f"<h1>{esc(title)}</h1><p class='muted'>{esc(STATUS_LABELS.get(str(master.get('status')), master.get('status') or ''))}"
-        f" · 版本 {esc(master.get('version'))}</p>{_record_table(form, master, _options(conn, user, form))}"
+        f"<h1>{esc(title)}</h1><p class='muted'>{esc(shown or STATUS_LABELS.get(status, status))}"
+        f" · 版本 {esc(master.get('version'))}</p>{_record_table(form, master, options)}"
         f"{_lines_table(form, record['details'])}<p><a href='{esc(root)}/ui/todos'>我的 AI 待办</a></p>"
     )
     return page(title, body)
@@ -143,7 +152,34 @@ def _input(f: Field, name: str, value: Any, options: dict[str, list[dict[str, st
     return f"<input type='{kind}' name='{esc(name)}' value='{esc(shown)}'{limit}>"
 
 
+def _ref_named(conn: sa.Connection, user: User, f: Field, value: Any) -> tuple[Any, str]:
+    """A reference as a person types it (the record's code or bill number, which the write path
+    takes as well as its id) and the record's name, for a hint beside the input — only for a
+    record the user may use (the write path's own lookup, row scope included)."""
+    if f.type != "ref" or not f.ref or value in (None, "") or f.ref not in BY_ID:
+        return value, ""
+    table = TABLES[BY_ID[f.ref].table]
+    key = table.c.code if "code" in table.c else table.c.bill_no if "bill_no" in table.c else None
+    found = resolve_ref(conn, user, BY_ID[f.ref], str(value)) if key is not None else None
+    if key is None or found is None:
+        return value, ""
+    name = table.c.name if "name" in table.c else key
+    row = conn.execute(sa.select(key, name).where(table.c.id == found)).first()
+    return (row[0], "" if row[1] == row[0] else str(row[1])) if row else (value, "")
+
+
 def _prefill(conn: sa.Connection, user: User, form: Form, op: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    values, lines = _prefill_ids(conn, user, form, op)
+    for f in form.fields:
+        values[f.column] = _ref_named(conn, user, f, values.get(f.column))[0]
+    for line in lines:
+        for f in form.detail_fields:
+            if f.column in line:
+                line[f.column] = _ref_named(conn, user, f, line[f.column])[0]
+    return values, lines
+
+
+def _prefill_ids(conn: sa.Connection, user: User, form: Form, op: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     data, details = staging.split_payload(staging.op_dict(op)["payload"])
     if op.op_type == "update" and op.target_bill_id:
         record = reads.read_record(conn, user, form.form_id, op.target_bill_id)
@@ -153,11 +189,23 @@ def _prefill(conn: sa.Connection, user: User, form: Form, op: Any) -> tuple[dict
             if details is not None
             else [{f.column: d.get(f.column) for f in form.detail_fields} for d in record["details"]]
         )
-        return {**current, **data}, list(lines or [])
+        return {**current, **data}, [dict(line) for line in lines or []]
     defaults = {
         f.column: ("" if f.default == "today" else f.default) for f in form.fields if f.default and not f.read_only
     }
-    return {**defaults, **data}, list(details or [])
+    return {**defaults, **data}, [dict(line) for line in details or []]
+
+
+def _hints(
+    conn: sa.Connection, user: User, form: Form, values: dict[str, Any], lines: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Input name → the name of the record a reference input holds."""
+    hints = {f.column: _ref_named(conn, user, f, values.get(f.column))[1] for f in form.fields if f.type == "ref"}
+    for i, line in enumerate(lines):
+        for f in form.detail_fields:
+            if f.type == "ref":
+                hints[f"line{i}.{f.column}"] = _ref_named(conn, user, f, line.get(f.column))[1]
+    return {k: v for k, v in hints.items() if v}
 
 
 def _edit_form(
@@ -166,7 +214,11 @@ def _edit_form(
     lines: list[dict[str, Any]],
     options: dict[str, list[dict[str, str]]],
     errors: dict[str, str],
+    hints: dict[str, str],
 ) -> str:
+    def hint(name: str) -> str:
+        return f" <span class='muted'>{esc(hints[name])}</span>" if name in hints else ""
+
     rows = ""
     for f in form.fields:
         if f.read_only:
@@ -174,7 +226,8 @@ def _edit_form(
         mark = " *" if f.required else ""
         err = f"<div class='err'>{esc(errors[f.column])}</div>" if f.column in errors else ""
         rows += (
-            f"<tr><th>{esc(f.label)}{mark}</th><td>{_input(f, f.column, values.get(f.column), options)}{err}</td></tr>"
+            f"<tr><th>{esc(f.label)}{mark}</th><td>{_input(f, f.column, values.get(f.column), options)}"
+            f"{hint(f.column)}{err}</td></tr>"
         )
     html_ = f"<table>{rows}</table>"
     if form.detail_table:
@@ -186,7 +239,8 @@ def _edit_form(
             for f in editable:
                 key = f"details[{i}].{f.column}"
                 err = f"<div class='err'>{esc(errors[key])}</div>" if key in errors else ""
-                cells += f"<td>{_input(f, f'line{i}.{f.column}', line.get(f.column), options)}{err}</td>"
+                name = f"line{i}.{f.column}"
+                cells += f"<td>{_input(f, name, line.get(f.column), options)}{hint(name)}{err}</td>"
             body += f"<tr>{cells}</tr>"
         html_ += f"<h3>明细（物料填编码或 id；空行忽略）</h3><table><tr>{heads}</tr>{body}</table>"
     return html_
@@ -218,13 +272,10 @@ def render_staging(
         )
     if op.op_type in ("create", "update"):
         prefilled, prelines = _prefill(conn, user, form, op)
-        inner = _edit_form(
-            form,
-            values if values is not None else prefilled,
-            lines if lines is not None else prelines,
-            _options(conn, user, form),
-            errors or {},
-        )
+        shown = values if values is not None else prefilled
+        shown_lines = lines if lines is not None else prelines
+        hints = _hints(conn, user, form, shown, shown_lines)
+        inner = _edit_form(form, shown, shown_lines, _options(conn, user, form), errors or {}, hints)
         button = "保存"
     else:
         inner = _confirmation(conn, user, form, op)

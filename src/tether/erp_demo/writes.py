@@ -59,7 +59,7 @@ def _options(conn: sa.Connection, user: User, f: Field) -> set[str] | None:
     return None
 
 
-def _resolve_ref(conn: sa.Connection, user: User, ref_form: Form, value: str) -> str | None:
+def resolve_ref(conn: sa.Connection, user: User, ref_form: Form, value: str) -> str | None:
     """A record of ``ref_form`` visible to ``user``, by id, code (master data) or bill number."""
     table = TABLES[ref_form.table]
     keys = [table.c.id == value]
@@ -115,7 +115,7 @@ def coerce(conn: sa.Connection, user: User, f: Field, value: Any) -> Any:
             raise Invalid({f.column: f"must be one of: {shown}"})
         return int(text) if f.column == "payment_terms_days" else text
     if f.type == "ref" and f.ref:
-        found = _resolve_ref(conn, user, BY_ID[f.ref], text)
+        found = resolve_ref(conn, user, BY_ID[f.ref], text)
         if found is None:
             raise Invalid(
                 {f.column: f"no {BY_ID[f.ref].name} {text[:40]!r} that you can use (give its id, code or bill number)"}

@@ -49,8 +49,18 @@ def test_values_by_label_or_column_typed_and_checked() -> None:
     _, problems = check_form_values(
         CONFIG, {"单号": "x", "备注": "太长了太长了太长了太长了", "foo": 1, "details": [{"数量": "x"}]}, creating=True
     )
-    fields = {p["field"] for p in problems}
-    assert fields == {"单号", "remark", "foo", "details.0.qty", "details.0.material_id", "customer_id"}
+    codes = {p["field"]: p["code"] for p in problems}  # the chat page shows each code in the UI's language
+    assert codes == {
+        "单号": "read_only",
+        "remark": "max_length",
+        "foo": "unknown",
+        "details.0.qty": "type",
+        "details.0.material_id": "required",
+        "customer_id": "required",
+    }
+    assert len(problems) == len(codes)  # one problem per field: a wrong value is not also reported missing
+    _, problems = check_form_values(CONFIG, {"客户": "C1", "bill_date": "3月", "terms": "60"}, creating=True)
+    assert {p["field"]: p["code"] for p in problems} == {"bill_date": "date", "terms": "option"}
 
 
 def test_master_diff_names_the_current_reference() -> None:

@@ -26,7 +26,13 @@ def _schema(payload: dict[str, Any]) -> dict[str, Any]:
 def check_values(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     values = answer.get("values")
     if not isinstance(values, dict):
-        problems = [{"field": "values", "message": "send the form's values as an object {column or label: value}"}]
+        problems = [
+            {
+                "field": "values",
+                "code": "type",
+                "message": "send the form's values as an object {column or label: value}",
+            }
+        ]
         raise InvalidInput("values: the form needs its values", field="values", problems=problems)
     merged = {**(payload.get("prefill") or {}), **values}
     clean, problems = check_form_values(_schema(payload), merged, creating=True)

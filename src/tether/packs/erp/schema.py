@@ -18,6 +18,15 @@ _FALSE = ("0", "false", "no", "否", "n")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
+class Bad(ValueError):
+    """A value that does not fit its field; ``code`` is the problem's kind (the codes of
+    ``tether.core.answers``, which the chat page shows in its own language)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def master_fields(config: dict[str, Any]) -> list[dict[str, Any]]:
     return list(config.get("master") or [])
 
@@ -44,19 +53,19 @@ def _option(field: dict[str, Any], value: Any) -> Any:
         if str(o["label"]) == str(value):
             return o["value"]
     shown = ", ".join(f"{o['value']} ({o['label']})" for o in options[:12])
-    raise ValueError(f"must be one of: {shown}")
+    raise Bad("option", f"must be one of: {shown}")
 
 
 def _number(kind: str, value: Any) -> int | float:
     if isinstance(value, bool):
-        raise ValueError("must be a number")
+        raise Bad("type", "must be a number")
     if isinstance(value, str) and _NUMBER.match(value.strip().replace(",", "")):
         value = float(value.strip().replace(",", ""))
     if not isinstance(value, (int, float)):
-        raise ValueError("must be a number")
+        raise Bad("type", "must be a number")
     if kind == "integer":
         if float(value) != int(value):
-            raise ValueError("must be a whole number")
+            raise Bad("type", "must be a whole number")
         return int(value)
     return int(value) if float(value).is_integer() else float(value)
 
@@ -67,16 +76,16 @@ def _flag(value: Any) -> bool:
     text = str(value).strip().lower()
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
-    raise ValueError("must be true or false")
+    raise Bad("type", "must be true or false")
 
 
 def _text(field: dict[str, Any], value: Any) -> str:
     if isinstance(value, (dict, list)):
-        raise ValueError("must be a single value")
+        raise Bad("type", "must be a single value")
     text = str(value)
     limit = field.get("maxLength")
     if limit and len(text) > int(limit):
-        raise ValueError(f"is longer than {limit} characters")
+        raise Bad("max_length", f"is longer than {limit} characters")
     return text
 
 
@@ -91,7 +100,7 @@ def coerce(field: dict[str, Any], value: Any) -> Any:
         try:
             return date.fromisoformat(str(value).strip()[:10]).isoformat()
         except ValueError:
-            raise ValueError("must be a date YYYY-MM-DD") from None
+            raise Bad("date", "must be a date YYYY-MM-DD") from None
     if kind == "bool":
         return _flag(value)
     if kind == "select" and field.get("options"):
@@ -112,20 +121,30 @@ def check_values(
         name = f"{prefix}{key}"
         if field is None:
             known = ", ".join(f"{f['column']} ({f['label']})" for f in fields if not f.get("readOnly"))
-            problems.append({"field": name, "message": f"is not a field of this form; its fields: {known}"})
+            problems.append(
+                {"field": name, "code": "unknown", "message": f"is not a field of this form; its fields: {known}"}
+            )
             continue
         if field.get("readOnly"):
-            problems.append({"field": name, "message": f"{field['label']} is read-only (the ERP sets it)"})
+            problems.append(
+                {"field": name, "code": "read_only", "message": f"{field['label']} is read-only (the ERP sets it)"}
+            )
             continue
         try:
             clean[str(field["column"])] = coerce(field, raw)
         except ValueError as exc:
-            problems.append({"field": f"{prefix}{field['column']}", "message": f"{field['label']} {exc}"})
+            code = exc.code if isinstance(exc, Bad) else "type"
+            problems.append({"field": f"{prefix}{field['column']}", "code": code, "message": f"{field['label']} {exc}"})
     if creating:
+        flagged = {p["field"] for p in problems}  # one problem per field: a wrong value is not also "missing"
         for f in fields:
             column = str(f["column"])
+            if f"{prefix}{column}" in flagged:
+                continue
             if f.get("required") and not f.get("readOnly") and f.get("default") is None and clean.get(column) is None:
-                problems.append({"field": f"{prefix}{column}", "message": f"{f['label']} is required"})
+                problems.append(
+                    {"field": f"{prefix}{column}", "code": "required", "message": f"{f['label']} is required"}
+                )
     return clean, problems
 
 
@@ -139,9 +158,9 @@ def check_form_values(
     clean, problems = check_values(master_fields(config), master, creating=creating)
     if lines is not None:
         if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
-            problems.append({"field": "details", "message": "must be a list of line objects"})
+            problems.append({"field": "details", "code": "type", "message": "must be a list of line objects"})
         elif not config.get("detail"):
-            problems.append({"field": "details", "message": "this form has no detail lines"})
+            problems.append({"field": "details", "code": "unknown", "message": "this form has no detail lines"})
         else:
             clean_lines = []
             for n, line in enumerate(lines):

@@ -233,7 +233,8 @@ function newChat(push) {
   setUrl(null, push);
   setTitle("");
   const messages = clear($("messages"));
-  messages.append(h("div", { class: "empty", id: "empty" }, h("h2", {}, t("emptyTitle")), h("p", {}, t("emptyHint"))));
+  const hint = profile()?.provider === "erp" ? t("emptyHintErp") : t("emptyHint"); // what this login can ask
+  messages.append(h("div", { class: "empty", id: "empty" }, h("h2", {}, t("emptyTitle")), h("p", {}, hint)));
   onStatus(null);
   markActive();
   $("composer-input").focus();

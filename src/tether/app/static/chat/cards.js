@@ -15,6 +15,7 @@ function problemText(problem, field) {
 }
 
 function failure(error) {
+  if (error && error.status === 401) return t("loginLapsed"); // the banner offers the new login
   return (error && error.body && error.body.error) || (error && error.message) || String(error);
 }
 
@@ -322,14 +323,18 @@ function opStatus(opId, ctx) {
     el,
     final: false,
     state: null,
+    seq: 0, // updates applied so far: a confirm's answer is stale once the stream moved the op on
     update(data) {
       const state = opState(data);
+      const final = state === "done" || state === "cancelled" || state === "expired";
+      if (view.final && !final) return; // an executed, cancelled or expired op never goes back
+      view.seq += 1;
       view.state = state;
       view.status = data.status;
       el.dataset.state = state || "";
       clear(el);
       if (!state || state === "draft") return; // not confirmed yet: the proposal's buttons are the state
-      view.final = state === "done" || state === "cancelled" || state === "expired";
+      view.final = final;
       const message = data.message || data.error;
       if (state === "processing") {
         el.append(h("span", { class: "spinner", "aria-hidden": "true" }), h("strong", {}, t("opProcessing")));
@@ -348,7 +353,9 @@ function opStatus(opId, ctx) {
         retry.addEventListener("click", async () => {
           retry.disabled = true;
           try {
-            view.update(await ctx.post(`/api/ops/${encodeURIComponent(opId)}/confirm`, {}));
+            const seq = view.seq;
+            const answer = await ctx.post(`/api/ops/${encodeURIComponent(opId)}/confirm`, {});
+            if (view.seq === seq) view.update(answer); // else the stream already said what happened next
           } catch (err) {
             retry.disabled = false;
             el.append(h("span", { class: "field-error" }, failure(err)));
@@ -360,7 +367,7 @@ function opStatus(opId, ctx) {
       } else if (state === "expired") {
         el.append(h("strong", {}, t("opExpired")));
       }
-      if (message) {
+      if (message && message !== el.querySelector("strong")?.textContent) { // not 待处理 twice
         const m = h("span", { class: state === "failed" ? "op-message error" : "op-message" });
         m.textContent = message;
         el.append(m);
@@ -418,7 +425,10 @@ export function proposalCard(data, ctx) {
     lock();
     error.textContent = "";
     try {
-      status.update(await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, {}));
+      const seq = status.seq;
+      const answer = await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, {});
+      // an auto op may be executed (its OP_RESULT already shown) before this answer arrives
+      if (status.seq === seq) status.update(answer);
     } catch (err) {
       error.textContent = failure(err);
       if (!err.status || err.status >= 500) { confirm.disabled = false; reject.disabled = false; }

@@ -1,0 +1,231 @@
+"""The chat page's governed writes against the real demo ERP and tether's ERP pack with the offline
+planner, logged in through the page as ``sales01``: a quotation revised through its diff card and
+the ERP's native form, and a new quotation through the form card, executed automatically.
+Run alone with ``pytest -m browser``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+from tests.browser.conftest import BROWSER, Session
+from tests.servers import ServerProcess, runtime_events
+from tether.erp_demo import facts
+
+pytestmark = BROWSER
+
+CARD = ".card.proposal"
+FORM = ".card.form-card"
+USER = "sales01"
+
+
+def erp_record(server: ServerProcess, form_id: str, record_id: str) -> dict[str, Any]:
+    """The record as the ERP alone has it (a fresh login of sales01, bypassing tether)."""
+    r = httpx.post(f"{server.url}/erp/login", json={"username": USER, "password": facts.PASSWORD}, timeout=30)
+    r.raise_for_status()
+    token = r.json()["token"]
+    r = httpx.get(f"{server.url}/erp/getBusinessDataById/{form_id}/{record_id}", headers={"Authorization": token})
+    r.raise_for_status()
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def login(s: Session) -> None:
+    s.open()
+    s.login_erp(USER, facts.PASSWORD)
+    assert facts.USERS[USER][0] in s.page.inner_text("#who")
+    assert "新建一张报价单给" in s.page.inner_text("#empty")  # an ERP login is shown what it can ask
+
+
+def erp_login_if_asked(page: Any, s: Session) -> None:
+    """The ERP's pages keep their own session (a cookie, as a separate system would): the first
+    one opened in this browser asks for the ERP login, then goes on to the page asked for."""
+    page.wait_for_load_state()
+    if "/erp/ui/login" in page.url:
+        s.shot("erp-login", page)
+        page.fill("input[name=username]", USER)
+        page.fill("input[name=password]", facts.PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_load_state()
+
+
+def test_revise_a_quotation_confirm_save_in_the_erp_form_and_the_card_shows_it_done(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    bill_no = facts.REVISION_QUOTATION_BILL_NO
+    s.ask(f"把报价单{bill_no}的备注改成请按新价格重新报价")
+    page.wait_for_selector(f"{CARD} table.diff", timeout=60_000)
+    s.wait_status("WAITING_CONFIRMATION")
+    diff = page.inner_text(f"{CARD} table.diff")
+    assert facts.REVISION_REMARK in diff and "请按新价格重新报价" in diff
+    assert page.locator(f"{CARD} table.diff tr.changed").count() == 1
+    s.shot("proposal")
+    assert erp_record(erp_server, "2001", facts.REVISION_QUOTATION_ID)["master"]["remark"] == facts.REVISION_REMARK
+
+    page.click(f"{CARD} button:text('确认')")
+    go = f'{CARD} .op-status[data-state="pending"] a:text("去ERP操作")'
+    page.wait_for_selector(go, timeout=30_000)
+    op_id = page.get_attribute(CARD, "data-op") or ""
+    href = page.get_attribute(go, "href") or ""
+    assert href == f"{erp_server.url}/erp/form/2001?staging={op_id}", href
+    assert page.inner_text(f"{CARD} .op-status").count("待处理") == 1  # the badge, not the message again
+    s.shot("op-pending")
+    sid = s.session_id()
+
+    with s.context.expect_page() as popup:
+        page.click(go)
+    erp = popup.value
+    erp_login_if_asked(erp, s)
+    assert erp.url.endswith(f"/erp/form/2001?staging={op_id}"), erp.url
+    assert erp.input_value("textarea[name=remark]") == "请按新价格重新报价"
+    # references as a person types them (codes, the record's name beside), not internal ids
+    assert erp.input_value("input[name=customer_id]") == facts.SALES01_CUSTOMER[0]
+    assert facts.SALES01_CUSTOMER[1] in erp.inner_text("body")
+    codes = [erp.input_value(f"input[name='line{i}.material_id']") for i in range(3)]
+    assert codes == [code for code, _ in facts.REVISION_QUOTATION_LINES]
+    s.shot("erp-form", erp)
+    erp.click("button[type=submit]")
+    erp.wait_for_url(re.compile(r"/erp/form/2001\?bill="))
+    assert "请按新价格重新报价" in erp.inner_text("body")
+    s.shot("erp-saved", erp)
+    erp.close()
+    assert erp_record(erp_server, "2001", facts.REVISION_QUOTATION_ID)["master"]["remark"] == "请按新价格重新报价"
+
+    page.reload()
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]', timeout=30_000)
+    assert s.session_id() == sid
+    status = page.inner_text(f"{CARD} .op-status")
+    assert "已完成" in status and bill_no in status, status
+    s.shot("op-done")
+    with erp_server.client(page.evaluate("sessionStorage.getItem('tether.token')")) as c:
+        types = [e["type"] for e in runtime_events(c, sid)]
+    assert types.count("OP_RESULT") == 2  # pending, then done on reconciliation
+
+
+def test_a_new_quotation_through_the_form_card_shows_the_error_inline_then_executes_with_a_bill_link(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    s.ask("新建一张报价单给恒达自动化")
+    page.wait_for_selector(f"{FORM} form", timeout=60_000)
+    s.wait_status("WAITING_USER_INPUT")
+    assert page.input_value(f'{FORM} [name="customer_id"]') == "恒达自动化"  # prefilled by the planner
+    assert page.locator(f'{FORM} [name="bill_no"]').count() == 0  # the ERP numbers the bill
+    s.shot("form")
+    page.fill(f'{FORM} [name="details.0.material_id"]', "M0003")
+    page.fill(f'{FORM} [name="delivery_days"]', "1.5")
+    page.click(f"{FORM} button[type=submit]")
+    page.wait_for_selector(f'{FORM} [data-field="details.0.qty"].invalid')
+    # the ERP pack's own check of the values (422), each problem at its field, in the page's language
+    assert page.inner_text(f'{FORM} [data-field="details.0.qty"] .field-error') == "必填项"
+    assert page.inner_text(f'{FORM} [data-field="delivery_days"] .field-error') == "请输入整数"
+    assert page.get_attribute(f'{FORM} [name="delivery_days"]', "aria-invalid") == "true"
+    assert "2 处" in page.inner_text(f"{FORM} .field-error[role=alert]")
+    s.wait_status("WAITING_USER_INPUT")
+    s.shot("form-422")
+    page.fill(f'{FORM} [name="details.0.qty"]', "4")
+    page.fill(f'{FORM} [name="details.0.unit_price"]', "45")
+    page.fill(f'{FORM} [name="delivery_days"]', "10")
+    page.click(f"{FORM} button[type=submit]")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    s.wait_status("WAITING_CONFIRMATION")
+    proposal = page.inner_text(CARD)
+    assert facts.SALES01_CUSTOMER[1] in proposal and "M0003" in proposal and "确认后自动执行" in proposal
+    assert page.locator(f"{CARD} .line-diff").count() == 1
+    s.shot("proposal")
+
+    page.click(f"{CARD} button:text('确认')")
+    # 处理中 while the ERP executes (it may already be done by the time the page looks)
+    page.wait_for_selector(f'{CARD} .op-status[data-state="processing"] .spinner, {CARD} .op-status[data-state="done"]')
+    s.shot("op-processing")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]', timeout=30_000)
+    s.wait_status("SUCCEEDED")
+    status = page.inner_text(f"{CARD} .op-status")
+    bill_no = re.search(r"QT\d{6}-\d{4}", status)
+    assert "已完成" in status and bill_no, status
+    assert bill_no.group(0) in page.inner_text(".answer")
+    s.shot("op-done")
+
+    view = f'{CARD} .op-status a:text("查看")'
+    assert re.search(r"/erp/form/2001\?bill=\w+$", page.get_attribute(view, "href") or "")
+    with s.context.expect_page() as popup:
+        page.click(view)
+    erp = popup.value
+    erp_login_if_asked(erp, s)
+    assert "?bill=" in erp.url
+    assert erp.inner_text("h1") == f"报价单 {bill_no.group(0)}"
+    bill = erp.inner_text("body")
+    assert facts.SALES01_CUSTOMER[1] in bill and "圆锥滚子轴承" in bill and "180" in bill  # 4 × 45
+    assert "草稿 · 版本 1" in bill and facts.SALES01_CUSTOMER[0] in bill and "cus-" not in bill  # no internal ids
+    s.shot("erp-bill", erp)
+    erp.close()
+    page.reload()  # reconciled from GET /api/ops/{id}: still done, once
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]')
+    assert page.locator(f"{CARD} .op-status").count() == 1
+    assert page.locator(f"{FORM} button[type=submit]:disabled").count() == 1  # the form stays answered
+
+
+def test_a_login_lapsed_before_the_confirm_asks_to_log_in_again_and_the_same_proposal_executes(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    s.ask("给恒达自动化报价：M0011 2个，单价210")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    sid = s.session_id()
+    op_id = page.get_attribute(CARD, "data-op") or ""
+    old = page.evaluate("sessionStorage.getItem('tether.token')")
+    httpx.post(erp_server.url + "/erp/logout", headers={"Authorization": old}).raise_for_status()
+
+    page.click(f"{CARD} button:text('确认')")  # refused: 401, nothing executed
+    page.wait_for_selector("#banner:not([hidden])")
+    assert page.inner_text(f"{CARD} .field-error[role=alert]") == "登录已过期：重新登录后再操作。"
+    s.shot("expired-at-confirm")
+    page.click("#banner-login")
+    s.login_erp(USER, facts.PASSWORD)
+    page.wait_for_selector("#banner", state="hidden")
+    assert s.session_id() == sid
+    with erp_server.client(page.evaluate("sessionStorage.getItem('tether.token')")) as c:
+        assert c.get(f"/api/ops/{op_id}").json()["state"] == "draft"
+    # the conversation re-opened with the new login: the same proposal, still to be confirmed
+    page.click(f"{CARD}[data-op='{op_id}'] button:text('确认'):enabled")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]', timeout=30_000)
+    s.wait_status("SUCCEEDED")
+    assert page.locator(CARD).count() == 1
+    s.shot("confirmed-after-relogin")
+
+
+def test_a_confirm_answer_that_arrives_after_the_op_executed_does_not_turn_the_card_back(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    """An auto op can be executed — its OP_RESULT streamed and shown — before the confirm's own
+    answer (``processing``) reaches the page; that late answer must not put the spinner back."""
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    held: list[tuple[Any, Any]] = []
+
+    def hold(route: Any) -> None:  # the confirm reaches the server; its answer is held back
+        held.append((route, route.fetch()))
+
+    page.route("**/api/ops/*/confirm", hold)
+    s.ask("给恒达自动化报价：M0013 5个，单价56")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    page.click(f"{CARD} button:text('确认')")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]', timeout=30_000)  # from the stream
+    s.wait_for(lambda: held, what="the held confirm")
+    ((route, answer),) = held
+    assert answer.json()["state"] == "processing"
+    route.fulfill(response=answer)
+    page.wait_for_function("() => !document.querySelector('.card.proposal .card-actions button:not(:disabled)')")
+    page.wait_for_timeout(300)
+    assert page.get_attribute(f"{CARD} .op-status", "data-state") == "done"
+    assert page.locator(f"{CARD} .spinner").count() == 0
