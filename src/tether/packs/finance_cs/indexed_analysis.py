@@ -3,11 +3,12 @@ slice's records, computed by aggregate queries in the database (SQLite, PostgreS
 
 The request path reads the slice's rows of ``cs_indexed_session`` / ``cs_session_keyword``
 (``keyword_index``), grouped: document frequency per keyword, documents per (day, channel,
-tier), mentions of the top keywords per (day, channel, tier, keyword), each conversation's set of
-top keywords as a bit mask (a SUM of CASEs): conversations per mask give the keyword pairs, and
-the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. Only the up to 30 quoted conversations are
-read from ``customer_session``. No text is segmented here, except rows of the slice that have
-no index entry yet: they are indexed first, so none is silently missing.
+tier), mentions of the top keywords per (day, channel, tier, keyword), each conversation's set
+of top keywords as a bit mask (a SUM of CASEs): conversations per mask give the keyword pairs,
+and the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. Only the
+quoted conversations (at most 30) are read from ``customer_session``, and the tag lists are
+grouped there. No text is segmented here, except rows of the slice that have no index entry
+yet: they are indexed first, so none is silently missing.
 
 A slice is a ``SessionQuery`` plus ``max_id`` (a result handle's newest id, so rows written
 after the handle are left out, as the handle's own ids would). Its exact filters (business
