@@ -127,7 +127,16 @@ class Cluster:
     """N replicas on one database and one Redis; callbacks go to replica 0 (a load balancer's role
     here: ``TETHER_PUBLIC_URL`` of every replica), which the tests never kill."""
 
-    def __init__(self, root: Path, database_url: str, finance_url: str, redis_url: str, replicas: int = 3) -> None:
+    def __init__(
+        self,
+        root: Path,
+        database_url: str,
+        finance_url: str,
+        redis_url: str,
+        replicas: int = 3,
+        workers: int = 2,
+        **env: str,
+    ) -> None:
         self.root = root
         self.replicas: list[ServerProcess] = []
         ports = [free_port() for _ in range(replicas)]
@@ -144,6 +153,7 @@ class Cluster:
             "TETHER_SSE_HEARTBEAT_S": "1",
             "TETHER_SHUTDOWN_GRACE_S": "5",
             "TETHER_PUBLIC_URL": f"http://127.0.0.1:{ports[0]}",
+            **env,
         }
         for i, port in enumerate(ports):
             workdir = root / f"replica-{i}"
@@ -156,7 +166,7 @@ class Cluster:
             "TETHER_FINANCE_JOB_LEASE_S": "2",
             "TETHER_FINANCE_ANALYSIS_DELAY_S": "0.5",
         }
-        self.workers = [WorkerProcess(root / f"worker-{i}", worker_env) for i in range(2)]
+        self.workers = [WorkerProcess(root / f"worker-{i}", worker_env) for i in range(workers)]
 
     def start(self) -> Cluster:
         self.replicas[0].start()  # it migrates both databases; the others then find them at head
@@ -199,9 +209,7 @@ def _threads(n: int) -> Any:
 # ---- SSE readers --------------------------------------------------------------------------------
 
 
-async def follow(
-    reading: Reading, pick: Callable[[int], str], token: str, deadline: float, start: int = 0
-) -> Reading:
+async def follow(reading: Reading, pick: Callable[[int], str], token: str, deadline: float, start: int = 0) -> Reading:
     """Read the session's events until its turn finishes for good; when the connection drops
     (its replica died), go on from the last id seen on another replica."""
     headers = {"Authorization": f"Bearer {token}"}

@@ -153,7 +153,9 @@ def test_sessions_survive_the_loss_of_a_replica_a_worker_or_redis(
     killed: list[str] = []
     if failure == "replica-and-worker":
         # kill the replica while it runs turns, and a worker while an analysis runs
-        held = wait_until(lambda: _held_by(postgres_url, "replica-2"), timeout=60, interval=0.02, what="a turn on replica-2")
+        held = wait_until(
+            lambda: _held_by(postgres_url, "replica-2"), timeout=60, interval=0.02, what="a turn on replica-2"
+        )
         wait_until(
             lambda: _db_rows(finance_url, "SELECT id FROM cs_analysis_job WHERE status = 'running'"),
             timeout=60,
@@ -196,5 +198,12 @@ def test_sessions_survive_the_loss_of_a_replica_a_worker_or_redis(
     if killed:  # the sessions the dead replica was running were recovered elsewhere, and finished
         recovered = [r for r in readings if r.session_id in killed]
         assert recovered and all(r.final == "SUCCEEDED" for r in recovered)
+    if failure == "redis":  # Redis back on its port: the replicas reconnect by themselves
+        redis_server.start()
+        wait_until(
+            lambda: httpx.get(cluster.replicas[1].url + "/api/ready", timeout=10).status_code == 200,
+            timeout=30,
+            what="readiness once Redis is back",
+        )
     for replica in cluster.alive():
         replica.assert_no_server_errors()
