@@ -55,6 +55,7 @@ bench: install
 	$(BIN)/python bench/sqlguard.py
 	$(BIN)/python bench/finance.py
 	$(BIN)/python bench/erp.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
