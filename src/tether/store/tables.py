@@ -163,6 +163,7 @@ audit_log = sa.Table(
     sa.Column("prev_hash", sa.String(64), nullable=False),
     sa.Column("hash", sa.String(64), nullable=False),
     sa.Index("ix_audit_log_tenant_at", "tenant", "at"),
+    sa.Index("ux_audit_log_prev_hash", "prev_hash", unique=True),  # one successor per row (0006)
     **_table_kw,
 )
 
