@@ -56,6 +56,7 @@ bench: install
 	$(BIN)/python bench/finance.py
 	$(BIN)/python bench/analysis_scale.py
 	$(BIN)/python bench/erp.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -101,7 +101,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tether.app.main import create_app
 
     settings = _settings(args)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=settings.log_level.lower())
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_s)),  # then the lifespan's own grace
+    )
     return 0
 
 

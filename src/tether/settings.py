@@ -63,6 +63,25 @@ class Settings(BaseSettings):
     op_lease_s: float = Field(
         30.0, gt=0, description="an op executing this long without its runner is executed again (idempotently)"
     )
+    replica_id: str | None = Field(
+        None,
+        description="this process's name on the leases it holds (unset: host-pid-random, unique per process); "
+        "set it only to something unique per replica",
+    )
+    redis_url: SecretStr | None = Field(
+        None,
+        description="Redis that wakes SSE readers on every replica when an event is stored, e.g. "
+        "redis://redis:6379/0 (unset: one process, in-process wake-ups); while it is down, readers poll the store",
+    )
+    sse_poll_s: float = Field(
+        1.0, gt=0, description="an SSE reader not woken re-reads the store this often (the fallback when Redis is down)"
+    )
+    shutdown_grace_s: float = Field(
+        20.0,
+        ge=0,
+        description="on SIGTERM, turns in flight get this long to finish; the rest are stopped and their leases "
+        "handed back to the other replicas",
+    )
     public_url: str = Field("http://127.0.0.1:8000", description="base URL async workers call back to")
     dev_tokens: dict[str, dict[str, Any]] = Field(
         default_factory=lambda: dict(DEFAULT_DEV_TOKENS), description="bearer token -> identity (dev provider)"

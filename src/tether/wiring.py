@@ -28,6 +28,7 @@ from tether.pack import Pack, PackEnv, load_packs, upgrade_pack
 from tether.settings import Settings
 from tether.store.audit import SqlAuditLog
 from tether.store.sql_store import SqlStore
+from tether.store.writer import StoreError
 from tether.telemetry import Metrics, Tracing, build_telemetry
 
 log = logging.getLogger("tether")
@@ -51,9 +52,11 @@ class Services:
     tracing: Tracing | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
+    stopping: bool = False  # a graceful shutdown began: not ready for new traffic
 
     async def start(self, *, sweep: bool = True) -> None:
         await self.store.open()
+        await self.bus.start()
         for pack in self.packs:  # each pack's own tables, on its own database, before its startup
             if pack.migrations is not None:
                 await asyncio.to_thread(upgrade_pack, pack.migrations)
@@ -67,12 +70,14 @@ class Services:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
     async def stop(self) -> None:
+        self.stopping = True
         if self._sweeper is not None:
             self._sweeper.cancel()
         for pack in self.packs:
             if pack.shutdown is not None:
                 await pack.shutdown(self)
-        await self.runtime.drain()
+        await self.runtime.shutdown(self.settings.shutdown_grace_s)  # finish, or hand back
+        await self.bus.stop()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()
@@ -81,6 +86,17 @@ class Services:
         if self.tracing is not None:
             await asyncio.to_thread(self.tracing.shutdown)  # flushes the spans still queued
         self.ops.store.close()
+
+    async def not_ready(self) -> str | None:
+        """Why this replica should get no traffic now (``/api/ready``), or None: shutting down,
+        the database unreachable, or Redis unreachable when one is configured."""
+        if self.stopping:
+            return "shutting down"
+        try:
+            await asyncio.wait_for(self.store.ping(), 5.0)
+        except (StoreError, TimeoutError) as e:
+            return f"the database is not reachable: {e if isinstance(e, StoreError) else 'timed out'}"
+        return await self.bus.check()
 
     async def _sweep(self) -> None:
         while True:
@@ -98,6 +114,15 @@ def identity_chain(services: Services) -> ProviderChain:
     turns a bearer token into an identity."""
     providers: list[IdentityProvider] = [DevTokenProvider(services.settings.dev_tokens)]
     return ProviderChain(providers + [p for pack in services.packs for p in pack.identity_providers])
+
+
+def build_bus(settings: Settings, replica_id: str) -> InProcessBus:
+    """In-process wake-ups, plus Redis pub/sub between replicas when ``TETHER_REDIS_URL`` is set."""
+    if settings.redis_url is None:
+        return InProcessBus()
+    from tether.redis_bus import RedisBus
+
+    return RedisBus(settings.redis_url.get_secret_value(), replica_id)
 
 
 def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
@@ -119,8 +144,8 @@ def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
 
 
 def build_services(settings: Settings, *, model: ChatModel | None = None, packs: list[Pack] | None = None) -> Services:
-    store = SqlStore(settings.database_url, lease_seconds=settings.lease_s)
-    bus = InProcessBus()
+    store = SqlStore(settings.database_url, lease_seconds=settings.lease_s, replica_id=settings.replica_id)
+    bus = build_bus(settings, store.replica_id)
     env = PackEnv(settings, settings.public_url.rstrip("/"))
     packs = packs if packs is not None else load_packs(settings.pack_refs, env)
     skills, issues = load_skills([d for p in packs for d in p.skill_dirs])

@@ -66,9 +66,9 @@ def test_tampering_is_named_by_the_first_broken_row(
             elif tamper == "delete":
                 conn.execute(audit_log.delete().where(audit_log.c.id == ids[1]))
                 expected = ids[2]
-            else:  # swap the contents of two rows, hashes and all
+            else:  # swap the contents of two rows, hashes and all (prev_hash is unique: via a placeholder)
                 a, b = rows[ids[1]], rows[ids[3]]
-                for target, source in ((ids[1], b), (ids[3], a)):
+                for target, source in ((ids[1], {**b, "prev_hash": "-" * 64}), (ids[3], a), (ids[1], b)):
                     values = {k: v for k, v in source.items() if k != "id"}
                     conn.execute(audit_log.update().where(audit_log.c.id == target).values(**values))
                 expected = ids[1]

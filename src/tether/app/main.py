@@ -85,9 +85,17 @@ def create_app(
 
     app.router.routes.append(Route("/mcp", mcp_app))  # MCP over streamable HTTP (GET, POST, DELETE)
 
-    @app.get("/api/health", tags=["meta"])
+    @app.get("/api/health", tags=["meta"], summary="Liveness: the process answers")
     async def health() -> dict[str, Any]:
         return {"ok": True, "version": __version__, "model": services.model.name}
+
+    @app.get("/api/ready", tags=["meta"], summary="Readiness: the database (and Redis, when set) answer")
+    async def ready() -> JSONResponse:
+        reason = await services.not_ready()
+        body: dict[str, Any] = {"ready": reason is None, "replica": services.store.replica_id}
+        if reason is not None:
+            body["reason"] = reason
+        return JSONResponse(body, status_code=200 if reason is None else 503)
 
     @app.get("/api/skills", tags=["meta"], summary="Installed skills and the ones that failed to load")
     async def skills(services: ServicesDep, who: IdentityDep) -> dict[str, Any]:

@@ -121,6 +121,27 @@ class SessionStore(Protocol):
 
     async def expired_running(self) -> list[str]: ...
 
+    async def claim_expired(self, limit: int = 100) -> list[str]:
+        """RUNNING sessions whose lease passed, now leased to this process (no other process's
+        claim returns the same one): the caller recovers them."""
+        ...
+
+    async def claim_session(self, session_id: str) -> bool:
+        """Lease a session that is not RUNNING and held by no process; False otherwise."""
+        ...
+
+    async def release_session(self, session_id: str) -> bool:
+        """Drop this process's claim on a session that is not RUNNING."""
+        ...
+
+    async def hand_back_leases(self) -> int:
+        """Every lease this process holds lapses now (shutdown): another process takes over."""
+        ...
+
+    async def claim_overdue_jobs(self, reason: str, limit: int = 100) -> list[AsyncJob]:
+        """PENDING jobs past their deadline, failed with ``reason`` by this call alone."""
+        ...
+
     async def events_after(self, session_id: str, after: int, limit: int = 500) -> list[RuntimeEvent]: ...
 
     async def get_job(self, job_id: str) -> AsyncJob | None: ...
@@ -178,9 +199,19 @@ class DslStore(Protocol):
     async def executions(self, dsl_id: str) -> list[dict[str, Any]]: ...
 
 
+class WakeUp(Protocol):
+    """What a subscriber is woken with: the event itself, or (from another replica) the seq stored."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+
 class Subscription(Protocol):
-    async def get(self, timeout: float) -> RuntimeEvent | None:
-        """The next live event, or None after ``timeout`` seconds."""
+    async def get(self, timeout: float) -> WakeUp | None:
+        """The next wake-up, or None after ``timeout`` seconds (then read the store anyway)."""
         ...
 
     def close(self) -> None: ...

@@ -300,17 +300,36 @@ class Runtime:
     async def apply_jobs(self, session_id: str) -> None:
         lock = self._lock(session_id)
         await lock.acquire()
-        await self._held(session_id, lock, self._apply_and_continue(session_id))
+        await self._held(session_id, lock, self._claim_and_apply(session_id))
 
-    async def _apply_and_continue(self, session_id: str) -> AgentSession:
+    async def _claim_and_apply(self, session_id: str) -> AgentSession:
+        """Apply the session's stored job results and continue its turn — on one replica only:
+        the one whose claim of the session's lease succeeds. A replica running the session or
+        holding it applies them itself (``_drive`` looks again before it lets go), and a claim
+        that lapses with its replica is taken by the next sweep."""
         s = await self.store.load(session_id)
+        if not await self._has_results(s):
+            return s
+        if not await self.store.claim_session(session_id):
+            return s
+        s = await self.store.load(session_id)  # as of the claim
+        version = s.version
         if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
             return await self._continue(s)
+        if s.version == version:  # nothing was committed (another replica was first): let go
+            await self.store.release_session(session_id)
         return s
 
+    async def _has_results(self, s: AgentSession) -> bool:
+        """Whether a job the waiting session waits for has a stored, unapplied result."""
+        if s.status is not Status.WAITING_ASYNC_CALLBACK:
+            return False
+        return any(j.job_id in s.waiting_job_ids for j in await self.store.unapplied_jobs(s.session_id))
+
     async def recover(self) -> int:
-        """Resume every RUNNING session whose lease expired (its runner died)."""
-        ids = await self.store.expired_running()
+        """Resume every RUNNING session whose lease expired (its runner died): each is claimed
+        first, so of all the replicas sweeping at once exactly one recovers it."""
+        ids = await self.store.claim_expired()
         for sid in ids:
             if not self._lock(sid).locked():
                 self.spawn(self._recover_locked(sid))
@@ -320,12 +339,30 @@ class Runtime:
         return len(ids)
 
     async def expire_jobs(self) -> int:
-        overdue = await self.store.overdue_jobs(time.time())
+        """Fail the async jobs past their deadline (each claimed by one replica's sweep) and let
+        their sessions go on."""
+        overdue = await self.store.claim_overdue_jobs("the job passed its time limit")
         for job in overdue:
-            await self.store.finish_job(job.job_id, "FAILED", None, "the job passed its time limit")
             if job.kind == "session":
                 self.spawn(self.apply_jobs(job.session_id))
         return len(overdue)
+
+    async def shutdown(self, grace_s: float) -> int:
+        """A graceful stop: turns in flight get ``grace_s`` seconds to finish; the rest are stopped
+        where they are (as a crash would stop them, so recovery's rules apply: a call in flight is
+        never re-run) and every lease this process holds is handed back, so another replica's
+        next sweep takes them over at once. -> the turns stopped."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace_s)
+        left = [t for t in self._tasks if not t.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.gather(*left, return_exceptions=True)
+        handed = await self.store.hand_back_leases()
+        if left or handed:
+            log.warning("shutdown: %d turn(s) stopped, %d lease(s) handed back", len(left), handed)
+        return len(left)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -471,8 +508,8 @@ class Runtime:
                     span.fail(s.last_error or "the turn failed")
         finally:
             heartbeat.cancel()
-        if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
-            return await self._continue(s)  # callbacks that arrived while the turn was finishing
+        if await self._has_results(s):  # callbacks that arrived while the turn was finishing
+            return await self._claim_and_apply(s.session_id)
         return s
 
     async def _heartbeat(self, s: AgentSession) -> None:

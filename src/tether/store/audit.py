@@ -32,9 +32,13 @@ def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
+APPEND_TRIES = 20  # replicas racing for the tail: each retry reads the tail another one just wrote
+
+
 class SqlAuditLog:
     """Appends are serialised (one at a time per process, each in its own transaction that reads
-    the chain's tail), so the chain stays linear."""
+    the chain's tail), so the chain stays linear; across processes (replicas) ``prev_hash`` is
+    unique, so of two appends linking to one tail the second is refused and retried on the new tail."""
 
     def __init__(self, url: str) -> None:
         self.engine = create_read_engine(normalize_url(url), immediate=True)
@@ -72,10 +76,17 @@ class SqlAuditLog:
             await asyncio.to_thread(self._append, row)
 
     def _append(self, row: dict[str, Any]) -> None:
-        with self.engine.begin() as conn:
-            tail = conn.execute(sa.select(audit_log.c.hash).order_by(audit_log.c.id.desc()).limit(1)).scalar()
-            prev = tail or GENESIS
-            conn.execute(audit_log.insert().values(**row, prev_hash=prev, hash=chain_hash(prev, row)))
+        for attempt in range(APPEND_TRIES):
+            try:
+                with self.engine.begin() as conn:  # a fresh snapshot each time: it sees the new tail
+                    tail = conn.execute(sa.select(audit_log.c.hash).order_by(audit_log.c.id.desc()).limit(1)).scalar()
+                    prev = tail or GENESIS
+                    conn.execute(audit_log.insert().values(**row, prev_hash=prev, hash=chain_hash(prev, row)))
+                return
+            except (sa.exc.IntegrityError, sa.exc.OperationalError):  # another replica linked to that tail first
+                if attempt == APPEND_TRIES - 1:
+                    raise
+                time.sleep(0.002 * (attempt + 1))
 
     def rows(self, tenant: str | None = None) -> list[dict[str, Any]]:
         query = sa.select(audit_log).order_by(audit_log.c.id)

@@ -35,7 +35,7 @@ Pack = Callable[[str], Body]
 # Positional parameter order of the writer's INSERT statements (see writes.py).
 SESSION_COLUMNS = (
     "id", "owner_user", "owner_tenant", "title", "archived", "query", "status", "version",
-    "lease_until", "last_seq", "state", "created_at", "updated_at",
+    "lease_until", "last_seq", "state", "created_at", "updated_at", "lease_owner",
 )  # fmt: skip
 SUMMARY_COLUMNS = ("id", "title", "status", "archived", "created_at", "updated_at")
 JOB_COLUMNS = (
@@ -196,12 +196,22 @@ def _step_rows(
 
 
 def snapshot_commit(
-    commit: Commit, now: float, lease_seconds: float, ledger: Ledger, pack: Pack, create: bool
+    commit: Commit,
+    now: float,
+    lease_seconds: float,
+    ledger: Ledger,
+    pack: Pack,
+    create: bool,
+    lease_owner: str | None = None,
 ) -> CommitRows:
-    """Capture everything ``commit`` writes; raises ``TypeError`` for data that is not JSON."""
+    """Capture everything ``commit`` writes; raises ``TypeError`` for data that is not JSON. A
+    RUNNING session's lease goes to ``lease_owner`` (the committing replica); any other status
+    holds no lease."""
     s = commit.session
     sid = s.session_id
-    lease = now + lease_seconds if s.status == Status.RUNNING else None
+    running = s.status == Status.RUNNING
+    lease = now + lease_seconds if running else None
+    owner = lease_owner if running else None
     events = _event_rows(s, commit.events, pack)
     first_seq = min(e.seq for e in commit.events) if commit.events else NO_EVENTS
     # the session's own counter, or its events' highest seq if the caller numbered them itself
@@ -213,10 +223,10 @@ def snapshot_commit(
     packed = None if keep_state else pack(state)
     header = (
         sid, s.owner.user_id, s.owner.tenant, s.title, False, s.query, status, version, lease, max_seq,
-        packed, s.created_at, now,
+        packed, s.created_at, now, owner,
     )  # fmt: skip
     tail = (now, sid, s.version, first_seq)
-    update = (status, version, lease, max_seq, max_seq, *(() if keep_state else (packed,)), *tail)
+    update = (status, version, lease, owner, max_seq, max_seq, *(() if keep_state else (packed,)), *tail)
     new_steps, replaced_steps, rewrite, opened = _step_rows(s, known, pack)
     transcript = s.transcript
     start = s.persisted_count

@@ -202,6 +202,43 @@ class MemoryStore:
             if r["status"] == Status.RUNNING.value and r["lease_until"] is not None and r["lease_until"] < now
         ]
 
+    # -- leases: one process holds them all, so a claim is a check and a set ----------------------
+
+    async def claim_expired(self, limit: int = 100) -> list[str]:
+        taken = (await self.expired_running())[:limit]
+        for sid in taken:
+            self._sessions[sid]["lease_until"] = self._clock.now() + self.lease_seconds
+        return taken
+
+    async def claim_session(self, session_id: str) -> bool:
+        row = self._sessions.get(session_id)
+        now = self._clock.now()
+        if row is None or row["status"] == Status.RUNNING.value or (row["lease_until"] or 0) >= now:
+            return False
+        row["lease_until"] = now + self.lease_seconds
+        return True
+
+    async def release_session(self, session_id: str) -> bool:
+        row = self._sessions.get(session_id)
+        if row is None or row["status"] == Status.RUNNING.value or row["lease_until"] is None:
+            return False
+        row["lease_until"] = None
+        return True
+
+    async def hand_back_leases(self) -> int:
+        return 0  # nothing outlives this process's memory
+
+    async def claim_overdue_jobs(self, reason: str, limit: int = 100) -> list[AsyncJob]:
+        taken = []
+        for job in (await self.overdue_jobs(self._clock.now()))[:limit]:
+            if await self.finish_job(job.job_id, "FAILED", None, reason):
+                job.status, job.error = "FAILED", reason
+                taken.append(job)
+        return taken
+
+    async def ping(self) -> None:
+        return None
+
     async def events_after(self, session_id: str, after: int, limit: int = 500) -> list[RuntimeEvent]:
         batches = self._events.get(session_id, [])
         start = bisect.bisect_right(batches, after, key=lambda r: r[0])

@@ -10,7 +10,10 @@ This module must never mutate a session except through the writer's post-commit 
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import sqlite3
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,7 +23,7 @@ from tether.core.events import RuntimeEvent
 from tether.core.ports import AsyncJob, Clock, Commit, DslSnapshot, SessionSummary, SystemClock
 from tether.core.session import AgentSession, Owner, Status
 from tether.errors import NotFound
-from tether.store import codec, compact, writes
+from tether.store import codec, compact, leases, writes
 from tether.store.database import create_read_engine, normalize_url, writer_database
 from tether.store.migrate import upgrade_engine
 from tether.store.tables import (
@@ -41,9 +44,18 @@ T = TypeVar("T")
 class SqlStore:
     """Durable sessions, transcripts, events, jobs and DSL snapshots in one SQL database."""
 
-    def __init__(self, url: str, lease_seconds: float = 30.0, clock: Clock | None = None, migrate: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        lease_seconds: float = 30.0,
+        clock: Clock | None = None,
+        migrate: bool = True,
+        replica_id: str | None = None,
+    ) -> None:
         self.url = normalize_url(url)
         self.lease_seconds = lease_seconds
+        self.replica_id = replica_id or default_replica_id()  # the name this process's leases carry
+        self._leases: leases.LeaseStatements | None = None
         self._clock = clock or SystemClock()
         self._migrate = migrate
         self._engine: sa.Engine | None = None
@@ -78,6 +90,7 @@ class SqlStore:
             raise
         self._engine, self._write_engine, self._writer = engine, write_engine, writer
         self._sql = writes.Statements(paramstyle)
+        self._leases = leases.LeaseStatements(paramstyle, skip_locked=self.url.drivername != "sqlite")
 
     async def close(self) -> None:
         """Let queued writes commit, stop the writer and release every connection."""
@@ -104,6 +117,11 @@ class SqlStore:
         if self._writer is None:
             raise StoreError("the store is not open")
         return self._writer
+
+    def _l(self) -> leases.LeaseStatements:
+        if self._leases is None:
+            raise StoreError("the store is not open")
+        return self._leases
 
     def _s(self) -> writes.Statements:
         if self._sql is None:
@@ -136,13 +154,51 @@ class SqlStore:
 
     async def _commit(self, commit: Commit, create: bool) -> None:
         ledger = self._ledger
-        rows = codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds, ledger, compact.pack, create)
+        now = self._clock.now()
+        rows = codec.snapshot_commit(
+            commit, now, self.lease_seconds, ledger, compact.pack, create, lease_owner=self.replica_id
+        )
         await self._w().submit(writes.commit_write(self._s(), commit, rows, create, ledger))
 
     async def renew_lease(self, session_id: str, version: int) -> bool:
-        """Extend a RUNNING session's lease if it is still at ``version``."""
+        """Extend a RUNNING session's lease if it is still at ``version`` and this replica holds it."""
         until = self._clock.now() + self.lease_seconds
-        return bool(await self._w().submit(writes.renew_lease_write(self._s(), session_id, version, until)))
+        return bool(await self._w().submit(leases.renew(self._l(), session_id, version, self.replica_id, until)))
+
+    # -- leases and sweep claims across replicas (store/leases.py) -------------------------------
+
+    async def claim_expired(self, limit: int = 100) -> list[str]:
+        """RUNNING sessions whose runner stopped renewing, now leased to this replica (no other
+        replica's claim returns them): the caller recovers each."""
+        now = self._clock.now()
+        write = leases.claim_lapsed(self._l(), self.replica_id, now, now + self.lease_seconds, limit)
+        taken: list[str] = await self._w().submit(write)
+        return taken
+
+    async def claim_session(self, session_id: str) -> bool:
+        """Lease a session that is not RUNNING and not held by any replica, to act on it (apply a
+        callback's result); False when another replica runs or holds it."""
+        now = self._clock.now()
+        write = leases.claim_free(self._l(), session_id, self.replica_id, now, now + self.lease_seconds)
+        return bool(await self._w().submit(write))
+
+    async def release_session(self, session_id: str) -> bool:
+        """Drop this replica's claim on a session that is not RUNNING (the claim found nothing to do)."""
+        return bool(await self._w().submit(leases.release(self._l(), session_id, self.replica_id)))
+
+    async def hand_back_leases(self) -> int:
+        """Every lease this replica holds lapses now (graceful shutdown), for another to take over."""
+        return int(await self._w().submit(leases.hand_back(self._l(), self.replica_id)))
+
+    async def claim_overdue_jobs(self, reason: str, limit: int = 100) -> list[AsyncJob]:
+        """PENDING jobs past their deadline, failed with ``reason`` by this call alone."""
+        write = leases.claim_overdue_jobs(self._l(), self._clock.now(), limit, reason)
+        jobs: list[AsyncJob] = await self._w().submit(write)
+        return jobs
+
+    async def ping(self) -> None:
+        """One round trip to the database (readiness); ``StoreError`` when it cannot be reached."""
+        await self._read(lambda conn: conn.execute(sa.text("SELECT 1")).scalar())
 
     async def finish_job(self, job_id: str, status: str, result: Any, error: str | None) -> bool:
         """Record a job's outcome once: True if this call moved it out of PENDING."""
@@ -315,6 +371,11 @@ class SqlStore:
         t = dsl_execution_log
         query = sa.select(t).where(t.c.dsl_id == dsl_id).order_by(t.c.created_at, t.c.execution_id)
         return await self._read(lambda conn: [codec.execution_from_row(r._mapping) for r in conn.execute(query)])
+
+
+def default_replica_id() -> str:
+    """``host-pid-random``: unique per process, readable in the lease column and the logs."""
+    return f"{socket.gethostname()[:60]}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 def _summary_columns() -> list[sa.ColumnElement[Any]]:

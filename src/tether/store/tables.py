@@ -49,6 +49,7 @@ agent_session = sa.Table(
     sa.Column("state", Blob, nullable=False),
     sa.Column("created_at", sa.Double, nullable=False),
     sa.Column("updated_at", sa.Double, nullable=False),
+    sa.Column("lease_owner", sa.String(NAME), nullable=True),  # the replica holding the lease (0005)
     sa.Index("ux_agent_session_id", "id", unique=True),
     sa.Index("ix_agent_session_owner_list", "owner_tenant", "owner_user", "archived", "updated_at"),
     sa.Index("ix_agent_session_status_lease", "status", "lease_until"),
@@ -162,6 +163,7 @@ audit_log = sa.Table(
     sa.Column("prev_hash", sa.String(64), nullable=False),
     sa.Column("hash", sa.String(64), nullable=False),
     sa.Index("ix_audit_log_tenant_at", "tenant", "at"),
+    sa.Index("ux_audit_log_prev_hash", "prev_hash", unique=True),  # one successor per row (0006)
     **_table_kw,
 )
 

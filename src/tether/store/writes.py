@@ -25,10 +25,10 @@ _SQL = {
     "insert_session": "INSERT INTO agent_session (" + ", ".join(codec.SESSION_COLUMNS) + ") VALUES ("
     + ", ".join("?" * len(codec.SESSION_COLUMNS)) + ")",
     # only at its version, and only when the commit's events are numbered above the stored ones
-    "update_session": "UPDATE agent_session SET status = ?, version = ?, lease_until = ?,"
+    "update_session": "UPDATE agent_session SET status = ?, version = ?, lease_until = ?, lease_owner = ?,"
     " last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, state = ?, updated_at = ?"
     " WHERE id = ? AND version = ? AND last_seq < ?",
-    "update_session_keep_state": "UPDATE agent_session SET status = ?, version = ?, lease_until = ?,"
+    "update_session_keep_state": "UPDATE agent_session SET status = ?, version = ?, lease_until = ?, lease_owner = ?,"
     " last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, updated_at = ?"
     " WHERE id = ? AND version = ? AND last_seq < ?",
     "session_version": "SELECT version, last_seq FROM agent_session WHERE id = ?",
@@ -46,8 +46,6 @@ _SQL = {
     "apply_job": "UPDATE async_job SET applied = ? WHERE job_id = ?",
     "finish_job": "UPDATE async_job SET status = ?, result = ?, error = ?"
     " WHERE job_id = ? AND status = 'PENDING'",
-    "renew_lease": "UPDATE agent_session SET lease_until = ?"
-    " WHERE id = ? AND version = ? AND status = 'RUNNING'",
     "insert_dsl": "INSERT INTO dsl_instance (dsl_id, owner_user, owner_tenant, source_session_id,"
     " title, params, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     "insert_dsl_step": "INSERT INTO dsl_step (dsl_id, idx, step_id, tool_id, args, schema_hash)"
@@ -85,7 +83,6 @@ class Statements:
     insert_job: str
     apply_job: str
     finish_job: str
-    renew_lease: str
     insert_dsl: str
     insert_dsl_step: str
     update_execution: str
@@ -162,14 +159,6 @@ def finish_job_write(sql: Statements, job_id: str, status: str, result: Any, err
 
     def run(cur: Any) -> bool:
         cur.execute(sql.finish_job, (status, body, error, job_id))
-        return bool(cur.rowcount == 1)
-
-    return Write(run)
-
-
-def renew_lease_write(sql: Statements, session_id: str, version: int, lease_until: float) -> Write:
-    def run(cur: Any) -> bool:
-        cur.execute(sql.renew_lease, (lease_until, session_id, version))
         return bool(cur.rowcount == 1)
 
     return Write(run)

@@ -19,7 +19,6 @@ from tether.errors import InvalidInput
 from tether.wiring import Services
 
 router = APIRouter(prefix="/api/agent/sessions", tags=["events"])
-POLL_S = 1.0
 MAX_SEQ = 2**63 - 1  # the databases' BIGINT
 
 
@@ -55,7 +54,7 @@ async def _stream(services: Services, request: Request, session_id: str, last: i
                 last = e.seq
             if len(batch) == 500:
                 continue
-            live = await sub.get(POLL_S)
+            live = await sub.get(services.settings.sse_poll_s)  # a wake-up, or a poll of the store
             while live is not None and live.seq <= last:  # already sent
                 live = await sub.get(0)
     finally:
