@@ -163,7 +163,7 @@ class Runner:
                 args = json.dumps({"item_id": i, "new_price": new_price(i)})
                 return ModelReply(tool_calls=[ToolCall(f"call_{i}_1", "update_price", args)])
 
-        @tool(description="Set the price of an item in the ERP. Requires human approval.")
+        @tool(description="Set the price of an item in the ERP. Requires human approval.", proposes=True)
         async def update_price(ctx: ToolContext, item_id: int, new_price: float) -> Any:
             payload = {"item_id": item_id, "new_price": new_price}
             op = draft_op(ctx, executor="w2", op_type="update", form_id="items", payload=payload, auto_execute=True)
