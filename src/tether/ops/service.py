@@ -114,14 +114,35 @@ class OpService:
             return view
 
     async def _confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
-        op = await self._owned(op_id, who.owner)
         now = time.time()
+        if self.store.sessions is not None and self.audit.sessions is not None:
+            found, won = await self._read_and_gate(op_id, who.owner, now)
+            if found is None:
+                raise NotFound("no such op")
+            if won:
+                return await self._confirmed(found, who)
+            op = found  # not confirmable as read: the cases below answer it
+        else:
+            op = await self._owned(op_id, who.owner)
         if op.status == "draft" and op.expire_at <= now:
             op = await self._expire(op)
         if op.status in CLOSED:
             raise Conflict(f"the op is {op.status}; it cannot be confirmed (propose again)")
         if op.status not in CONFIRMABLE:
             return (await self._drive_if_stranded(op, who)).view()
+        gate, audit, then, confirmed = self._gate_plan(op, now)
+        if not await self._change(op.op_id, CONFIRMABLE, gate, audit, then, live_at=now):
+            current = await self._owned(op_id, who.owner)
+            if current.status in CLOSED:
+                raise Conflict(f"the op is {current.status}; it cannot be confirmed (propose again)")
+            return current.view()  # another confirm won the gate
+        return await self._confirmed(confirmed, who)
+
+    def _gate_plan(
+        self, op: Op, now: float
+    ) -> tuple[dict[str, Any], tuple[Op, str, dict[str, Any]], list[tuple[tuple[str, ...], dict[str, Any]]], Op]:
+        """The gate's values, its audit row, the moves after it (auto: on to executing) and the op
+        as the gate leaves it."""
         values = {"status": "confirmed", "confirmed_at": now, "lease_until": now + self.lease_s, "error": None}
         gate = {**values, "attempts": "+1", "updated_at": now}
         confirmed = replace(
@@ -131,12 +152,33 @@ class OpService:
         then: list[tuple[tuple[str, ...], dict[str, Any]]] = []
         if op.auto_execute:  # straight on to executing, in the gate's transaction
             then.append((("confirmed",), {"status": "executing", "updated_at": now}))
-        if not await self._change(op.op_id, CONFIRMABLE, gate, audit, then, live_at=now):
-            current = await self._owned(op_id, who.owner)
-            if current.status in CLOSED:
-                raise Conflict(f"the op is {current.status}; it cannot be confirmed (propose again)")
-            return current.view()  # another confirm won the gate
-        op = confirmed
+        return gate, audit, then, confirmed
+
+    async def _read_and_gate(self, op_id: str, owner: Owner, now: float) -> tuple[Op | None, bool]:
+        """One transaction on the session store's writer: read the owner's op and, when it is
+        confirmable (a live draft, or failed), pass the gate with its audit row and moves. Returns
+        the op (as the gate left it when this call won) and whether it won."""
+        read = self.store.get_run(op_id, owner)
+
+        def run(cur: Any) -> tuple[Op | None, bool]:
+            op = read(cur)
+            if op is None or op.status not in CONFIRMABLE or (op.status == "draft" and op.expire_at <= now):
+                return op, False
+            gate, audit, then, confirmed = self._gate_plan(op, now)
+            if not self.store.move_run(op.op_id, CONFIRMABLE, gate, live_at=now)(cur):
+                return op, False
+            self.audit.append_run(self._audit_row(*audit))(cur)
+            for statuses, more in then:
+                self.store.move_run(op.op_id, statuses, more)(cur)
+            return confirmed, True
+
+        assert self.store.sessions is not None
+        found: tuple[Op | None, bool] = await self.store.sessions.submit(Write(run))
+        return found
+
+    async def _confirmed(self, op: Op, who: Identity) -> dict[str, Any]:
+        """After this call won the gate: an auto op executes in the background, a manual one is
+        validated."""
         if op.auto_execute:
             op = replace(op, status="executing")
             self.runtime.spawn(self._execute(op, who))

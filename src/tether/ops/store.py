@@ -50,7 +50,10 @@ def _row(op: Op) -> dict[str, Any]:
 
 
 def _op(row: Any) -> Op:
-    values = dict(row._mapping)
+    return _op_values(dict(row._mapping))
+
+
+def _op_values(values: dict[str, Any]) -> Op:
     for key in _JSON:
         if values[key] is not None:
             values[key] = json.loads(values[key])
@@ -94,6 +97,21 @@ class SqlOpStore:
         def run(cur: Any) -> bool:
             cur.execute(self._insert, params)
             return True
+
+        return run
+
+    def get_run(self, op_id: str, owner: Owner) -> Callable[[Any], Op | None]:
+        """``get`` (the owner's op) as a statement on the group writer's cursor."""
+        m = self._mark
+        statement = (
+            f"SELECT {', '.join(_COLUMNS)} FROM op_queue WHERE op_id = {m} AND owner_user = {m} AND owner_tenant = {m}"
+        )
+        params = (op_id[:64], owner.user_id, owner.tenant)
+
+        def run(cur: Any) -> Op | None:
+            cur.execute(statement, params)
+            row = cur.fetchone()
+            return None if row is None else _op_values(dict(zip(_COLUMNS, row, strict=True)))
 
         return run
 
