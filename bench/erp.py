@@ -6,7 +6,11 @@ Everything runs on the embedded default (SQLite) in a temporary directory. The d
 default, where the pack calls its own server over HTTP. The ERP pack is built as
 ``tether.packs.erp.pack`` builds it (``open_erp``: its ``ErpClient`` over real HTTP, the read-only
 executor on the ERP database, the question → SQL cache in tether's database), and tether's
-``ToolPipeline`` has the production audit log (``SqlAuditLog``: every ERP tool is audited). A
+``ToolPipeline`` has the production audit log (``SqlAuditLog`` on the session store's group
+writer, as ``tether.wiring`` builds it: every ERP tool is audited, and a call's row is committed
+in the transaction of its session's next commit — the step commit that records the call's
+result — so it is not a durable commit of its own; the bench makes no session commits, so the
+rows are committed by the store's flush of unclaimed writes, off the timed call). A
 tether call is ``ToolPipeline.run`` of a ``ToolCall`` with a fresh ``ToolContext`` carrying a
 real ERP token and the grants ``/me`` gave it (through ``ErpIdentityProvider``). Calls run in
 rounds — each tether variant and its baseline once, the order rotating every round — after 20
@@ -85,6 +89,7 @@ from tether.packs.erp.prompt import RULES, domain_map  # noqa: E402
 from tether.packs.erp.settings import ErpPackSettings  # noqa: E402
 from tether.packs.erp.tools import Erp, build_tools  # noqa: E402
 from tether.settings import create_settings  # noqa: E402
+from tether.store import SqlStore  # noqa: E402
 from tether.store.audit import SqlAuditLog  # noqa: E402
 from tether.store.migrate import upgrade  # noqa: E402
 
@@ -242,7 +247,9 @@ async def tether_side(workdir: Path, root_url: str, erp_db: Path) -> AsyncIterat
     pack_settings = ErpPackSettings(base_url=f"{root_url}/erp", database_url=f"sqlite:///{erp_db}")
     erp = open_erp(PackEnv(settings, root_url), pack_settings)
     await asyncio.to_thread(erp_state.metadata.create_all, erp.query.state.engine)  # the cache and error tables
-    audit = SqlAuditLog(tether_db)
+    sessions = SqlStore(tether_db)
+    await sessions.open()
+    audit = SqlAuditLog(tether_db, sessions)
     pipeline = ToolPipeline(ToolRegistry(build_tools(erp)), default_timeout_s=settings.tool_timeout_s, audit=audit)
     try:
         yield Tether(erp, pipeline, ErpIdentityProvider(erp.client, cache_s=pack_settings.me_cache_s))
@@ -250,6 +257,7 @@ async def tether_side(workdir: Path, root_url: str, erp_db: Path) -> AsyncIterat
         await erp.client.aclose()
         erp.query.executor.close()
         erp.query.state.engine.dispose()
+        await sessions.close()  # commits the audit rows still waiting for a step's commit
         audit.close()
 
 

@@ -74,9 +74,12 @@ class W2Executor:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._conn: sqlite3.Connection | None = None
 
     def _execute(self, op_id: str, item_id: int, price: float) -> dict[str, Any]:
-        conn = erp_connect(self.path)
+        if self._conn is None:  # the ERP's connection, kept open as a server's pool keeps it
+            self._conn = erp_connect(self.path)
+        conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
             done = conn.execute("SELECT result FROM applied WHERE op_id = ?", (op_id,)).fetchone()
@@ -88,11 +91,18 @@ class W2Executor:
             result = {"item_id": item_id, "price": price, "status": "updated"}
             conn.execute("INSERT INTO applied VALUES (?, ?)", (op_id, json.dumps(result)))
             conn.execute("COMMIT")
-        finally:
-            conn.close()
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
         if os.environ.get("W2_CRASH_AFTER_UPDATE") == "1":
             os.kill(os.getpid(), signal.SIGKILL)
         return result
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     async def execute(self, op: Any, credential: str | None) -> Any:
         from tether.ops.model import OpOutcome
@@ -153,7 +163,7 @@ class Runner:
                 args = json.dumps({"item_id": i, "new_price": new_price(i)})
                 return ModelReply(tool_calls=[ToolCall(f"call_{i}_1", "update_price", args)])
 
-        @tool(description="Set the price of an item in the ERP. Requires human approval.")
+        @tool(description="Set the price of an item in the ERP. Requires human approval.", proposes=True)
         async def update_price(ctx: ToolContext, item_id: int, new_price: float) -> Any:
             payload = {"item_id": item_id, "new_price": new_price}
             op = draft_op(ctx, executor="w2", op_type="update", form_id="items", payload=payload, auto_execute=True)
@@ -169,9 +179,10 @@ class Runner:
             self.store, InProcessBus(), W2Model(), skills, ToolPipeline(ToolRegistry([update_price])), Limits(), ""
         )
         self.runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), self.store)
-        self.audit = SqlAuditLog(url)
+        self.executor = W2Executor(self.erp)
+        self.audit = SqlAuditLog(url, self.store)  # as wiring.py: rows ride the store's group commit
         self.ops = OpService(
-            SqlOpStore(url), self.runtime, self.audit, {"w2": W2Executor(self.erp)}, lease_s=self.lease_s
+            SqlOpStore(url, self.store), self.runtime, self.audit, {"w2": self.executor}, lease_s=self.lease_s
         )
         deps.services = {"ops": self.ops}
         self.owner = Owner("bench", "bench")
@@ -180,6 +191,7 @@ class Runner:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.runtime.drain()
+        self.executor.close()
         await self.store.close()
         self.audit.close()
         self.ops.store.close()

@@ -165,7 +165,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         job_timeout_s=settings.job_timeout_s,
         context_tokens=settings.context_tokens,
     )
-    audit = SqlAuditLog(settings.database_url)
+    audit = SqlAuditLog(settings.database_url, store)  # rows ride the store's group commit
     telemetry, metrics, tracing = build_telemetry(settings)
     pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit, telemetry=telemetry)
     deps = TurnDeps(
@@ -185,7 +185,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     runtime = Runtime(deps, router, store)
     executors = {e.name: e for p in packs for e in p.op_executors}
     ops = OpService(
-        SqlOpStore(settings.database_url),
+        SqlOpStore(settings.database_url, store),
         runtime,
         audit,
         executors,

@@ -1,10 +1,14 @@
 """The op store on each real database: the confirm gate is one conditional UPDATE, so of 50
-concurrent confirms exactly one wins; owners see only their own ops; expired drafts are found."""
+concurrent confirms exactly one wins; owners see only their own ops; expired drafts are found.
+The same on its own engine and through the session store's group writer (one transaction for
+many gates: still one winner)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+
+import pytest
 
 from tether.core.session import Owner
 from tether.ops.model import Op, new_op_id
@@ -32,12 +36,15 @@ def _op(owner: Owner, expire_in: float = 3600.0) -> Op:
     )
 
 
-def test_fifty_concurrent_gates_let_exactly_one_through(db_url: str) -> None:
+@pytest.mark.parametrize("writer", ["own-engine", "group-writer"])
+def test_fifty_concurrent_gates_let_exactly_one_through(db_url: str, writer: str) -> None:
     async def main() -> None:
         store = SqlStore(db_url)
         await store.open()  # migrates, op_queue included
-        await store.close()
-        ops = SqlOpStore(db_url)
+        if writer == "own-engine":
+            await store.close()
+        ops = SqlOpStore(db_url, store if writer == "group-writer" else None)
+        assert (ops.sessions is not None) == (writer == "group-writer")
         try:
             op = _op(ALICE)
             await ops.insert(op)
@@ -56,7 +63,9 @@ def test_fifty_concurrent_gates_let_exactly_one_through(db_url: str) -> None:
             lease = {"lease_until": time.time() + 60}
             assert await ops.move(op.op_id, ("confirmed",), lease, lease_before=time.time())  # none yet
             assert not await ops.move(op.op_id, ("confirmed",), lease, lease_before=time.time())  # held
+            assert await ops.move(old.op_id, ("draft",), {"status": "confirmed"}, live_at=time.time()) is False
         finally:
             ops.close()
+            await store.close()
 
     asyncio.run(main())

@@ -151,7 +151,7 @@ class ToolPipeline:
         try:
             t, args = self._admit(call, allowed, ctx)
             step.args = args
-            if before_execute is not None and not t.read_only:
+            if before_execute is not None and not (t.read_only or t.proposes):
                 await before_execute()
             result = await self._execute(t, args, ctx)
         except (ToolError, InvalidInput) as exc:

@@ -250,27 +250,34 @@ class Runtime:
         events: list[tuple[str, dict[str, Any]]],
         who: Owner | Identity | None = None,
     ) -> AgentSession:
-        """An op's outcome reaches its session: ``events`` (OP_RESULT, LINK) are committed first;
-        then, when the session is still waiting on that proposal, the proposal's tool message is
-        replaced by ``result`` and the model gets a round (as ``complete_interaction``). Waits
-        for a running turn rather than refusing: the outcome is already the truth in the op row."""
+        """An op's outcome reaches its session: ``events`` (OP_RESULT, LINK) are committed first
+        — when the session is still waiting on that proposal, in the first commit of the answer,
+        where the proposal's tool message is replaced by ``result`` and the model gets a round
+        (as ``complete_interaction``); otherwise on their own. Waits for a running turn rather
+        than refusing: the outcome is already the truth in the op row."""
         owner, identity = split_caller(who) if who is not None else (None, None)
 
         async def body() -> AgentSession:
             for attempt in range(3):
                 s = await self.store.load(session_id, owner)
+                waiting = {e["interactionId"] for e in s.pending_entries()}
+                if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
+                    version = s.version
+                    try:
+                        return await self._answer(s, str(interaction_id), result, identity, leading=events)
+                    except Conflict:  # nothing committed yet: another process moved the session on
+                        if s.version != version or attempt == 2:
+                            raise
+                        continue
                 turn = self._turn(s, resumed=True, identity=identity)
                 for type_, data in events:
                     turn.emit(type_, data)
                 try:
                     await turn.commit()
-                    break
+                    return s
                 except Conflict:  # another process moved the session on: reload, emit again
                     if attempt == 2:
                         raise
-            waiting = {e["interactionId"] for e in s.pending_entries()}
-            if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
-                return await self._answer(s, str(interaction_id), result, identity)
             return s
 
         lock = self._lock(session_id)
@@ -556,7 +563,10 @@ class Runtime:
         result: dict[str, Any],
         identity: Identity | None = None,
         message: str | None = None,
+        leading: list[tuple[str, dict[str, Any]]] | None = None,
     ) -> AgentSession:
+        """Settle the interaction with ``result``; ``leading`` events (an op's outcome) are
+        emitted first, in the same commit."""
         pending = s.pending_interaction
         if interaction_id in s.answered_interactions:
             raise Conflict(f"interaction {interaction_id!r} is already answered")
@@ -586,18 +596,18 @@ class Runtime:
             if s.status is not target:
                 s.transition(target)
             turn = self._turn(s, resumed=True)
-            _note_answer(turn, answered, message)
+            _note_answer(turn, answered, message, leading)
             await turn.commit()
             return s
         if s.waiting_job_ids:
             s.transition(Status.WAITING_ASYNC_CALLBACK)
             turn = self._turn(s, resumed=True)
-            _note_answer(turn, answered, message)
+            _note_answer(turn, answered, message, leading)
             await turn.commit()
             return s
         s.transition(Status.RUNNING)
         turn = self._turn(s, resumed=True, identity=identity)
-        _note_answer(turn, answered, message)  # committed with the resumed turn's start
+        _note_answer(turn, answered, message, leading)  # committed with the resumed turn's start
         return await self._drive(turn)
 
     def _checked_answer(self, entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -650,16 +660,24 @@ class Runtime:
         dsl = compile_dsl(s, turn_id, self.deps.pipeline.registry)
         if dsl is None:
             return None
-        await self.dsl_store.save_dsl(dsl)
+        stage = getattr(self.dsl_store, "stage_dsl", None) if self.dsl_store is self.store else None
+        if stage is not None:  # saved in the transaction of the final commit that announces it
+            stage(s.session_id, dsl)
+        else:
+            await self.dsl_store.save_dsl(dsl)
         return dsl.dsl_id
 
 
 LOGIN_LAPSED = "the user's login had expired; they logged in again and sent a new message"
 
 
-def _note_answer(turn: Turn, answered: dict[str, Any], message: str | None) -> None:
+def _note_answer(
+    turn: Turn, answered: dict[str, Any], message: str | None, leading: list[tuple[str, dict[str, Any]]] | None = None
+) -> None:
     """The record a client rebuilds the conversation from: the user's message (when the answer
-    came as one) and which interaction was answered with what."""
+    came as one) and which interaction was answered with what, after any ``leading`` events."""
+    for type_, data in leading or []:
+        turn.emit(type_, data)
     if message is not None:
         turn.emit(EventType.USER_MESSAGE, {"content": message, "interactionId": answered["interactionId"]})
     turn.emit(EventType.INTERACTION_ANSWERED, answered)

@@ -118,6 +118,9 @@ class Tool:
     audited: bool = False
     is_async: bool = False
     read_only: bool = False  # no side effects: safe to re-run, so no commit is needed before it runs
+    # its only effect is a proposal (``propose_op``: a draft a person must confirm, committed with
+    # the step that shows it): as with read_only, no commit is needed before it runs
+    proposes: bool = False
     # An async tool that can also run outside a session: where its outcome is polled, "{job_id}"
     # standing for the job's id. Without one, POST /tools/{name} does not serve the tool.
     poll_url: str | None = None
@@ -177,13 +180,18 @@ def tool(
     is_async: bool = False,
     read_only: bool = False,
     poll_url: str | None = None,
+    proposes: bool = False,
 ) -> Callable[[ToolFn], Tool]:
     """Turn ``async def fn(ctx: ToolContext, a: int, b: str = "x")`` into a Tool.
 
     The docstring's first paragraph is the description unless one is given; parameters other
     than ``ctx`` form the schema; unknown argument keys are rejected. ``read_only=True`` declares
     the tool free of side effects: the runtime then skips the commit before it runs (a crash
-    mid-call re-asks the model instead of recording the call as interrupted). ``poll_url``
+    mid-call re-asks the model instead of recording the call as interrupted). ``proposes=True``
+    declares that its only effect is a proposal (an op draft, through ``propose_op``): its op row
+    is committed with the step that shows it, so the commit before it is skipped too (a crash
+    mid-call leaves no op to confirm; at most a draft staged in the business system, which
+    expires). ``poll_url``
     (async tools) lets ``POST /tools/{name}`` start the tool outside a session: it gets a detached
     ticket (no callback) and the caller polls ``poll_url`` (``{job_id}`` filled in) for the outcome.
     """
@@ -216,6 +224,7 @@ def tool(
             audited=audited,
             is_async=is_async,
             read_only=read_only and not is_async,
+            proposes=proposes and not is_async,
             poll_url=poll_url if is_async else None,
         )
 

@@ -228,13 +228,17 @@ class Turn:
             self.tool_calls += 1
             outcome = await self.deps.pipeline.run(c, self.allowed, self._context(c), self.emit, self.commit)
             waiting = self._record(c, outcome) or waiting
-        await self.commit()
         if self.fail_reason:
-            return Decision.FAIL
-        if s.pending_interaction is not None:
+            decision = Decision.FAIL
+        elif s.pending_interaction is not None:
             kind = s.pending_interaction["kind"]
-            return Decision.WAIT_CONFIRMATION if kind == "proposal" else Decision.WAIT_USER
-        return Decision.WAIT_CALLBACK if waiting else Decision.RUN_AGAIN
+            decision = Decision.WAIT_CONFIRMATION if kind == "proposal" else Decision.WAIT_USER
+        else:
+            decision = Decision.WAIT_CALLBACK if waiting else Decision.RUN_AGAIN
+        if decision is Decision.RUN_AGAIN:
+            await self.commit()  # the tool results before the next model call
+        # otherwise ``finish`` (or ``fail``) commits them at once with the session's new status
+        return decision
 
     def _refuse(self, call: ToolCall, reason: str) -> None:
         self.session.append(tool_message(call.id, frame(call.name, "error", {"error": reason, "retryable": False})))

@@ -7,6 +7,9 @@ deterministic path no model can call.
   validated and end ``confirmed`` with a prefill link (待处理) until reconciliation sees them done.
 - Every outcome is written to the op row first (the truth), audited, then delivered to the
   session (OP_RESULT + LINK, and the proposal's tool message replaced before the model's round).
+- When the op store and the audit log share the session store's database (its group writer), an
+  op's change and its audit row are one transaction (``_change``), and a proposal's op row and
+  audit row are committed in the transaction of the session step that shows the proposal.
 - An op left ``confirmed``/``executing`` by a dead process (lease expired) is driven again through
   the executor's idempotent execute on the owner's next confirm or read: there is no credential
   without the user.
@@ -18,6 +21,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +34,7 @@ from tether.ops.executor import OpExecutor
 from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
 from tether.ops.store import SqlOpStore
 from tether.store.audit import SqlAuditLog
+from tether.store.writer import Write
 
 log = logging.getLogger("tether.ops")
 # test-only: TETHER_FAILPOINT=op-after-execute kills the process (SIGKILL) right after the business
@@ -67,8 +72,22 @@ class OpService:
     async def propose(self, op: Op) -> Op:
         if op.executor not in self.executors:
             raise ToolError(f"no op executor {op.executor!r} is installed")
-        await self.store.insert(op)
-        await self._audit(op, "propose", {"payload": op.payload, "diff": op.diff, "sourceRef": op.source_ref})
+        details = {"payload": op.payload, "diff": op.diff, "sourceRef": op.source_ref}
+        sessions = self.store.sessions
+        if sessions is None or self.audit.sessions is None:
+            await self.store.insert(op)
+            await self._audit(op, "propose", details)
+            return op
+        insert, append = self.store.insert_run(op), self.audit.append_run(self._audit_row(op, "propose", details))
+
+        def run(cur: Any) -> None:
+            insert(cur)
+            append(cur)
+
+        if op.session_id:  # in the transaction of the step that shows the proposal
+            sessions.attach(op.session_id, Write(run))
+        else:
+            await sessions.submit(Write(run))
         return op
 
     # ---- the user's actions ----------------------------------------------------------------------
@@ -95,25 +114,72 @@ class OpService:
             return view
 
     async def _confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
-        op = await self._owned(op_id, who.owner)
         now = time.time()
+        if self.store.sessions is not None and self.audit.sessions is not None:
+            found, won = await self._read_and_gate(op_id, who.owner, now)
+            if found is None:
+                raise NotFound("no such op")
+            if won:
+                return await self._confirmed(found, who)
+            op = found  # not confirmable as read: the cases below answer it
+        else:
+            op = await self._owned(op_id, who.owner)
         if op.status == "draft" and op.expire_at <= now:
             op = await self._expire(op)
         if op.status in CLOSED:
             raise Conflict(f"the op is {op.status}; it cannot be confirmed (propose again)")
         if op.status not in CONFIRMABLE:
             return (await self._drive_if_stranded(op, who)).view()
-        values = {"status": "confirmed", "confirmed_at": now, "lease_until": now + self.lease_s, "error": None}
-        gate = {**values, "attempts": "+1", "updated_at": now}
-        if not await self.store.move(op.op_id, CONFIRMABLE, gate, live_at=now):
+        gate, audit, then, confirmed = self._gate_plan(op, now)
+        if not await self._change(op.op_id, CONFIRMABLE, gate, audit, then, live_at=now):
             current = await self._owned(op_id, who.owner)
             if current.status in CLOSED:
                 raise Conflict(f"the op is {current.status}; it cannot be confirmed (propose again)")
             return current.view()  # another confirm won the gate
-        op = replace(op, status="confirmed", confirmed_at=now, lease_until=now + self.lease_s, attempts=op.attempts + 1)
-        await self._audit(op, "confirm", {"auto": op.auto_execute, "attempt": op.attempts})
+        return await self._confirmed(confirmed, who)
+
+    def _gate_plan(
+        self, op: Op, now: float
+    ) -> tuple[dict[str, Any], tuple[Op, str, dict[str, Any]], list[tuple[tuple[str, ...], dict[str, Any]]], Op]:
+        """The gate's values, its audit row, the moves after it (auto: on to executing) and the op
+        as the gate leaves it."""
+        values = {"status": "confirmed", "confirmed_at": now, "lease_until": now + self.lease_s, "error": None}
+        gate = {**values, "attempts": "+1", "updated_at": now}
+        confirmed = replace(
+            op, status="confirmed", confirmed_at=now, lease_until=now + self.lease_s, attempts=op.attempts + 1
+        )
+        audit = (confirmed, "confirm", {"auto": op.auto_execute, "attempt": confirmed.attempts})
+        then: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+        if op.auto_execute:  # straight on to executing, in the gate's transaction
+            then.append((("confirmed",), {"status": "executing", "updated_at": now}))
+        return gate, audit, then, confirmed
+
+    async def _read_and_gate(self, op_id: str, owner: Owner, now: float) -> tuple[Op | None, bool]:
+        """One transaction on the session store's writer: read the owner's op and, when it is
+        confirmable (a live draft, or failed), pass the gate with its audit row and moves. Returns
+        the op (as the gate left it when this call won) and whether it won."""
+        read = self.store.get_run(op_id, owner)
+
+        def run(cur: Any) -> tuple[Op | None, bool]:
+            op = read(cur)
+            if op is None or op.status not in CONFIRMABLE or (op.status == "draft" and op.expire_at <= now):
+                return op, False
+            gate, audit, then, confirmed = self._gate_plan(op, now)
+            if not self.store.move_run(op.op_id, CONFIRMABLE, gate, live_at=now)(cur):
+                return op, False
+            self.audit.append_run(self._audit_row(*audit))(cur)
+            for statuses, more in then:
+                self.store.move_run(op.op_id, statuses, more)(cur)
+            return confirmed, True
+
+        assert self.store.sessions is not None
+        found: tuple[Op | None, bool] = await self.store.sessions.submit(Write(run))
+        return found
+
+    async def _confirmed(self, op: Op, who: Identity) -> dict[str, Any]:
+        """After this call won the gate: an auto op executes in the background, a manual one is
+        validated."""
         if op.auto_execute:
-            await self.store.move(op.op_id, ("confirmed",), {"status": "executing", "updated_at": now})
             op = replace(op, status="executing")
             self.runtime.spawn(self._execute(op, who))
             return op.view()
@@ -128,19 +194,18 @@ class OpService:
         if op.status != "draft":
             raise Conflict(f"the op is {op.status}; only a draft can be cancelled")
         now = time.time()
-        if not await self.store.move(
-            op.op_id, ("draft",), {"status": "cancelled", "message": "已取消", "updated_at": now}
-        ):
+        cancelled = replace(op, status="cancelled", message="已取消")
+        values = {"status": "cancelled", "message": "已取消", "updated_at": now}
+        if not await self._change(op.op_id, ("draft",), values, (cancelled, "cancel", {})):
             current = await self._owned(op_id, who.owner)
             if current.status == "cancelled":
                 return current.view()
             raise Conflict(f"the op is {current.status}; only a draft can be cancelled")
-        op = replace(op, status="cancelled", message="已取消")
+        op = cancelled
         try:
             await self._executor(op).cancel(op, who.credential)
         except ToolError as exc:  # the business system's draft expires by itself
             log.warning("cancelling op %s in the business system failed: %s", op.op_id, exc.message)
-        await self._audit(op, "cancel", {})
         await self._deliver(op, who)
         return op.view()
 
@@ -171,10 +236,10 @@ class OpService:
     async def _expire(self, op: Op) -> Op:
         now = time.time()
         values = {"status": "expired", "error": EXPIRED, "updated_at": now}
-        if not await self.store.move(op.op_id, ("draft",), values):
+        expired = replace(op, status="expired", error=EXPIRED)
+        if not await self._change(op.op_id, ("draft",), values, (expired, "expire", {})):
             return (await self.store.get(op.op_id)) or op
-        op = replace(op, status="expired", error=EXPIRED)
-        await self._audit(op, "expire", {})
+        op = expired
         await self._deliver(op, None)
         return op
 
@@ -244,8 +309,6 @@ class OpService:
         if outcome.status == "draft":
             values["status"] = "failed"
             values["error"] = outcome.error or "the business system did not take the op; confirm again"
-        if not await self.store.move(op.op_id, from_statuses, values):
-            return (await self.store.get(op.op_id)) or op
         done = replace(
             op,
             status=values["status"],
@@ -258,17 +321,58 @@ class OpService:
             executed_at=values.get("executed_at", op.executed_at),
         )
         action = "execute" if done.status in ("executed", "failed") else "validate"
-        await self._audit(done, action, {"result": outcome.values()})
+        if not await self._change(op.op_id, from_statuses, values, (done, action, {"result": outcome.values()})):
+            return (await self.store.get(op.op_id)) or op
         await self._deliver(done, who)
         return done
 
-    async def _audit(self, op: Op, action: str, details: dict[str, Any]) -> None:
+    async def _change(
+        self,
+        op_id: str,
+        from_statuses: tuple[str, ...],
+        values: dict[str, Any],
+        audit: tuple[Op, str, dict[str, Any]],
+        then: list[tuple[tuple[str, ...], dict[str, Any]]] | None = None,
+        **where: Any,
+    ) -> bool:
+        """Move the op (a conditional UPDATE: True when this call made it), and only then append
+        ``audit`` (the op as moved, the action, its details) and run the ``then`` moves — all in
+        one transaction when the stores share the session store's writer."""
+        sessions = self.store.sessions
+        if sessions is None or self.audit.sessions is None:
+            if not await self.store.move(op_id, from_statuses, values, **where):
+                return False
+            await self._audit(*audit)
+            for statuses, more in then or []:
+                await self.store.move(op_id, statuses, more)
+            return True
+        gate = self.store.move_run(op_id, from_statuses, values, **where)
+        steps: list[Callable[[Any], Any]] = [self.audit.append_run(self._audit_row(*audit))]
+        steps += [self.store.move_run(op_id, statuses, more) for statuses, more in then or []]
+
+        def run(cur: Any) -> bool:
+            if not gate(cur):
+                return False
+            for step in steps:
+                step(cur)
+            return True
+
+        return bool(await sessions.submit(Write(run)))
+
+    @staticmethod
+    def _audit_body(op: Op, details: dict[str, Any]) -> dict[str, Any]:
         body = {"brand": op.brand, "subsidiary": op.subsidiary, "form": op.form_id, "op": op.op_type, **details}
         if op.target_id:
             body["target"] = op.target_id
-        await self.audit.record_action(
-            Owner(op.owner_user, op.owner_tenant), op.session_id, action, op.op_id, body, op.status
-        )
+        return body
+
+    def _audit_row(self, op: Op, action: str, details: dict[str, Any]) -> dict[str, Any]:
+        owner, body = Owner(op.owner_user, op.owner_tenant), self._audit_body(op, details)
+        return SqlAuditLog.action_row(owner, op.session_id, action, op.op_id, body, op.status)
+
+    async def _audit(self, op: Op, action: str, details: dict[str, Any]) -> None:
+        owner, body = Owner(op.owner_user, op.owner_tenant), self._audit_body(op, details)
+        await self.audit.record_action(owner, op.session_id, action, op.op_id, body, op.status)
 
     async def _deliver(self, op: Op, who: Identity | None) -> None:
         if not op.session_id:

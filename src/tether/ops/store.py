@@ -5,6 +5,11 @@ whether this caller made it: that is the confirm gate, so of any number of concu
 exactly one wins. Transactions run at READ COMMITTED on PostgreSQL and MariaDB (a losing UPDATE
 waits for the winner, re-reads the row and matches nothing) and take the write lock at BEGIN on
 SQLite. This module never calls a business system.
+
+Given the session store of the same database (``sessions``), writes are statements run by its
+group writer (``insert_run`` / ``move_run``), so the op service can put an op's change and its
+audit row in one transaction, and a proposal's op row in its session's commit. Reads then use
+a plain snapshot engine (no write lock taken at BEGIN).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -20,6 +25,10 @@ from tether.core.session import Owner
 from tether.ops.model import Op
 from tether.store.database import create_read_engine, normalize_url
 from tether.store.tables import op_queue
+from tether.store.writer import Write
+
+if TYPE_CHECKING:
+    from tether.store.sql_store import SqlStore
 
 T = TypeVar("T")
 _JSON = ("payload", "source_ref", "diff")
@@ -41,7 +50,10 @@ def _row(op: Op) -> dict[str, Any]:
 
 
 def _op(row: Any) -> Op:
-    values = dict(row._mapping)
+    return _op_values(dict(row._mapping))
+
+
+def _op_values(values: dict[str, Any]) -> Op:
     for key in _JSON:
         if values[key] is not None:
             values[key] = json.loads(values[key])
@@ -49,9 +61,16 @@ def _op(row: Any) -> Op:
     return Op(**values)
 
 
+_COLUMNS = tuple(c.name for c in op_queue.columns)
+
+
 class SqlOpStore:
-    def __init__(self, url: str) -> None:
-        self.engine = _engine(url)
+    def __init__(self, url: str, sessions: SqlStore | None = None) -> None:
+        self.sessions = sessions if sessions is not None and sessions.same_database(url) else None
+        self.engine = _engine(url) if self.sessions is None else create_read_engine(normalize_url(url))
+        mark = self.sessions.placeholder if self.sessions is not None else "?"
+        self._mark = mark
+        self._insert = f"INSERT INTO op_queue ({', '.join(_COLUMNS)}) VALUES ({', '.join([mark] * len(_COLUMNS))})"
 
     async def _run(self, fn: Callable[[sa.Connection], T]) -> T:
         def work() -> T:
@@ -64,8 +83,66 @@ class SqlOpStore:
         self.engine.dispose()
 
     async def insert(self, op: Op) -> None:
+        if self.sessions is not None:
+            await self.sessions.submit(Write(self.insert_run(op)))
+            return
         row = _row(op)
         await self._run(lambda conn: conn.execute(op_queue.insert().values(**row)))
+
+    def insert_run(self, op: Op) -> Callable[[Any], bool]:
+        """The op row's INSERT as a statement on the group writer's cursor."""
+        row = _row(op)
+        params = tuple(row[c] for c in _COLUMNS)
+
+        def run(cur: Any) -> bool:
+            cur.execute(self._insert, params)
+            return True
+
+        return run
+
+    def get_run(self, op_id: str, owner: Owner) -> Callable[[Any], Op | None]:
+        """``get`` (the owner's op) as a statement on the group writer's cursor."""
+        m = self._mark
+        statement = (
+            f"SELECT {', '.join(_COLUMNS)} FROM op_queue WHERE op_id = {m} AND owner_user = {m} AND owner_tenant = {m}"
+        )
+        params = (op_id[:64], owner.user_id, owner.tenant)
+
+        def run(cur: Any) -> Op | None:
+            cur.execute(statement, params)
+            row = cur.fetchone()
+            return None if row is None else _op_values(dict(zip(_COLUMNS, row, strict=True)))
+
+        return run
+
+    def move_run(
+        self, op_id: str, from_statuses: tuple[str, ...], values: dict[str, Any], **where: Any
+    ) -> Callable[[Any], bool]:
+        """``move`` as statements on the group writer's cursor: True when this write changed the op."""
+        m = self._mark
+        sets, params = [], []
+        for key, value in values.items():
+            if key == "attempts" and value == "+1":
+                sets.append("attempts = attempts + 1")
+            else:
+                sets.append(f"{key} = {m}")
+                params.append(value)
+        conditions = [f"op_id = {m}", f"status IN ({', '.join([m] * len(from_statuses))})"]
+        params += [op_id, *from_statuses]
+        if "lease_before" in where:
+            conditions.append(f"(lease_until IS NULL OR lease_until < {m})")
+            params.append(where.pop("lease_before"))
+        if "live_at" in where:  # a draft must not be past its expiry
+            conditions.append(f"(status <> 'draft' OR expire_at > {m})")
+            params.append(where.pop("live_at"))
+        statement = f"UPDATE op_queue SET {', '.join(sets)} WHERE {' AND '.join(conditions)}"
+        bound = tuple(params)
+
+        def run(cur: Any) -> bool:
+            cur.execute(statement, bound)
+            return bool(cur.rowcount == 1)
+
+        return run
 
     async def get(self, op_id: str, owner: Owner | None = None) -> Op | None:
         """The op; with ``owner``, only when it is theirs (anyone else's is as unknown as a wrong id)."""
@@ -92,6 +169,8 @@ class SqlOpStore:
     async def move(self, op_id: str, from_statuses: tuple[str, ...], values: dict[str, Any], **where: Any) -> bool:
         """Set ``values`` when the op is in one of ``from_statuses`` (and matches ``where``):
         True when this call changed it. ``attempts=+1`` in ``values`` increments."""
+        if self.sessions is not None:
+            return bool(await self.sessions.submit(Write(self.move_run(op_id, from_statuses, values, **where))))
         conditions = [op_queue.c.op_id == op_id, op_queue.c.status.in_(from_statuses)]
         if "lease_before" in where:
             lease = op_queue.c.lease_until

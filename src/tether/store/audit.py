@@ -6,6 +6,15 @@ Arguments are what the model sent; credentials never reach them (they live only 
 ``ToolContext``). Op actions (propose, confirm, cancel, expire, execute) are rows of the same
 chain: ``tool_id`` is ``op.<action>``, ``tool_call_id`` the op id, ``args`` the details (brand,
 form, payload, diff, result), ``outcome`` the op's status after the action.
+
+Given the session store of the same database (``sessions``), rows are appended by its group
+writer: a tool call's row in the transaction of its session's next commit (the one that records
+the call's result, so no result is shown without its row), an op action's row in the same
+transaction as the op's change (``append_run``). The writer is one thread, so the chain is linear
+within a process; on SQLite the writer's BEGIN IMMEDIATE and on PostgreSQL a transaction-scoped
+advisory lock serialise appends across processes; on MariaDB ``prev_hash`` is unique, so an
+append that linked to a tail another replica just extended fails its statement alone and links
+again to the new tail (a locking read sees it).
 """
 
 from __future__ import annotations
@@ -14,7 +23,8 @@ import asyncio
 import hashlib
 import json
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -22,9 +32,14 @@ from tether.core.session import Owner
 from tether.core.tools import ToolContext
 from tether.store.database import create_read_engine, normalize_url
 from tether.store.tables import audit_log
+from tether.store.writer import Write
+
+if TYPE_CHECKING:
+    from tether.store.sql_store import SqlStore
 
 GENESIS = "0" * 64
 _FIELDS = ("at", "user_id", "tenant", "session_id", "tool_call_id", "tool_id", "args", "outcome")
+_CHAIN_LOCK = 7_305_118_272  # PostgreSQL advisory lock key: one appender of the chain at a time
 
 
 def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
@@ -33,6 +48,8 @@ def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
 
 
 APPEND_TRIES = 20  # replicas racing for the tail: each retry reads the tail another one just wrote
+_TAIL = "SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1"
+_TAIL_LOCKED = _TAIL + " FOR UPDATE"  # MariaDB: a locking read sees the newest committed tail
 
 
 class SqlAuditLog:
@@ -40,12 +57,26 @@ class SqlAuditLog:
     the chain's tail), so the chain stays linear; across processes (replicas) ``prev_hash`` is
     unique, so of two appends linking to one tail the second is refused and retried on the new tail."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, sessions: SqlStore | None = None) -> None:
         self.engine = create_read_engine(normalize_url(url), immediate=True)
         self._lock = asyncio.Lock()
+        self.sessions = sessions if sessions is not None and sessions.same_database(url) else None
 
     async def record(self, ctx: ToolContext, tool_id: str, args: dict[str, Any], outcome: str) -> None:
-        row = {
+        row = self.tool_row(ctx, tool_id, args, outcome)
+        if self.sessions is not None:
+            write = Write(self.append_run(row))
+            if ctx.session_id:
+                self.sessions.attach(ctx.session_id, write)  # committed with the call's result
+            else:
+                await self.sessions.submit(write)
+            return
+        async with self._lock:
+            await asyncio.to_thread(self._append, row)
+
+    @staticmethod
+    def tool_row(ctx: ToolContext, tool_id: str, args: dict[str, Any], outcome: str) -> dict[str, Any]:
+        return {
             "at": round(time.time(), 6),
             "user_id": ctx.owner.user_id,
             "tenant": ctx.owner.tenant,
@@ -55,14 +86,23 @@ class SqlAuditLog:
             "args": json.dumps(args, ensure_ascii=False, sort_keys=True, default=str),
             "outcome": outcome,
         }
-        async with self._lock:
-            await asyncio.to_thread(self._append, row)
 
     async def record_action(
         self, owner: Owner, session_id: str | None, action: str, op_id: str, details: dict[str, Any], outcome: str
     ) -> None:
         """An op's action as one chained row (never a credential: callers pass business data only)."""
-        row = {
+        row = self.action_row(owner, session_id, action, op_id, details, outcome)
+        if self.sessions is not None:
+            await self.sessions.submit(Write(self.append_run(row)))
+            return
+        async with self._lock:
+            await asyncio.to_thread(self._append, row)
+
+    @staticmethod
+    def action_row(
+        owner: Owner, session_id: str | None, action: str, op_id: str, details: dict[str, Any], outcome: str
+    ) -> dict[str, Any]:
+        return {
             "at": round(time.time(), 6),
             "user_id": owner.user_id,
             "tenant": owner.tenant,
@@ -72,8 +112,33 @@ class SqlAuditLog:
             "args": json.dumps(details, ensure_ascii=False, sort_keys=True, default=str),
             "outcome": outcome,
         }
-        async with self._lock:
-            await asyncio.to_thread(self._append, row)
+
+    def append_run(self, row: dict[str, Any]) -> Callable[[Any], None]:
+        """The row's append as statements on the session store writer's cursor (safe to run again
+        after a rollback: the tail is read afresh)."""
+        assert self.sessions is not None
+        mark, backend = self.sessions.placeholder, self.sessions.backend
+        columns = (*_FIELDS, "prev_hash", "hash")
+        insert = f"INSERT INTO audit_log ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+
+        mariadb = backend in ("mysql", "mariadb")
+
+        def run(cur: Any) -> None:
+            if backend == "postgresql":
+                cur.execute(f"SELECT pg_advisory_xact_lock({_CHAIN_LOCK})")
+            for attempt in range(APPEND_TRIES):
+                cur.execute(_TAIL_LOCKED if mariadb else _TAIL)
+                found = cur.fetchone()
+                prev = found[0] if found else GENESIS
+                try:
+                    cur.execute(insert, (*(row[f] for f in _FIELDS), prev, chain_hash(prev, row)))
+                    return
+                except Exception as e:  # MariaDB: another replica linked to that tail first (prev_hash unique)
+                    # only the statement failed there, the transaction goes on: read the new tail, link to it
+                    if not mariadb or type(e).__name__ != "IntegrityError" or attempt == APPEND_TRIES - 1:
+                        raise
+
+        return run
 
     def _append(self, row: dict[str, Any]) -> None:
         for attempt in range(APPEND_TRIES):

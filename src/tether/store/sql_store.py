@@ -10,6 +10,7 @@ This module must never mutate a session except through the writer's post-commit 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import sqlite3
@@ -36,9 +37,12 @@ from tether.store.tables import (
     dsl_instance,
     dsl_step,
 )
-from tether.store.writer import GroupWriter, StoreError, WriterStats
+from tether.store.writer import GroupWriter, StoreError, Write, WriterStats
 
 T = TypeVar("T")
+log = logging.getLogger("tether.store")
+# an attached write whose session commits nothing within this time is committed on its own
+ATTACH_FLUSH_S = 0.25
 
 
 class SqlStore:
@@ -63,6 +67,7 @@ class SqlStore:
         self._writer: GroupWriter | None = None
         self._sql: writes.Statements | None = None
         self._ledger = codec.Ledger()
+        self._attached: dict[str, list[Write]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -94,6 +99,8 @@ class SqlStore:
 
     async def close(self) -> None:
         """Let queued writes commit, stop the writer and release every connection."""
+        for session_id in list(self._attached):
+            self._flush_attached(session_id)
         writer, self._writer = self._writer, None
         if writer is not None:
             await asyncio.to_thread(writer.close)
@@ -154,11 +161,52 @@ class SqlStore:
 
     async def _commit(self, commit: Commit, create: bool) -> None:
         ledger = self._ledger
-        now = self._clock.now()
         rows = codec.snapshot_commit(
-            commit, now, self.lease_seconds, ledger, compact.pack, create, lease_owner=self.replica_id
+            commit, self._clock.now(), self.lease_seconds, ledger, compact.pack, create, lease_owner=self.replica_id
         )
-        await self._w().submit(writes.commit_write(self._s(), commit, rows, create, ledger))
+        write = writes.commit_write(self._s(), commit, rows, create, ledger)
+        attached = self._attached.pop(commit.session.session_id, None)
+        if not attached:
+            await self._w().submit(write)
+            return
+        futures = self._w().enqueue([*attached, write])  # one transaction, each write failing alone
+        for fut in futures[:-1]:
+            fut.add_done_callback(_log_failure)
+        await futures[-1]
+
+    # -- writes other modules make on the same database (audit rows, ops) -----------------------
+
+    @property
+    def placeholder(self) -> str:
+        """The DBAPI's parameter mark for raw SQL run inside a ``Write`` (``?`` or ``%s``)."""
+        return "?" if self.url.drivername == "sqlite" else "%s"  # sqlite3; psycopg and PyMySQL
+
+    @property
+    def backend(self) -> str:
+        return str(self.url.get_backend_name())
+
+    def same_database(self, url: str | sa.URL) -> bool:
+        return normalize_url(url) == self.url
+
+    async def submit(self, write: Write) -> Any:
+        """Run ``write`` in the writer's next group commit and wait until it is durable."""
+        return await self._w().submit(write)
+
+    def attach(self, session_id: str, write: Write) -> None:
+        """Commit ``write`` in the same transaction as the session's next commit, before it: what
+        that commit shows (a tool's result, a proposal) is never durable without it. Each write
+        still fails alone: a session commit refused as stale does not take ``write`` with it. If
+        the session commits nothing within ``ATTACH_FLUSH_S``, ``write`` is committed on its own."""
+        waiting = self._attached.setdefault(session_id, [])
+        waiting.append(write)
+        if len(waiting) == 1:
+            asyncio.get_running_loop().call_later(ATTACH_FLUSH_S, self._flush_attached, session_id)
+
+    def _flush_attached(self, session_id: str) -> None:
+        attached = self._attached.pop(session_id, None)
+        if attached and self._writer is not None:
+            for fut in self._writer.enqueue(attached):
+                fut.add_done_callback(_log_failure)
 
     async def renew_lease(self, session_id: str, version: int) -> bool:
         """Extend a RUNNING session's lease if it is still at ``version`` and this replica holds it."""
@@ -342,6 +390,11 @@ class SqlStore:
         """Store a compiled snapshot (immutable: saving the same id twice is a ``Conflict``)."""
         await self._w().submit(writes.save_dsl_write(self._s(), dsl))
 
+    def stage_dsl(self, session_id: str, dsl: DslSnapshot) -> None:
+        """Save ``dsl`` in the transaction of the session's next commit (the final one, which
+        announces it): the snapshot and its DSL_COMPILED event land together."""
+        self.attach(session_id, writes.save_dsl_write(self._s(), dsl))
+
     async def get_dsl(self, dsl_id: str, owner: Owner | None = None) -> DslSnapshot:
         def run(conn: sa.Connection) -> DslSnapshot:
             head = conn.execute(sa.select(dsl_instance).where(dsl_instance.c.dsl_id == dsl_id)).first()
@@ -376,6 +429,11 @@ class SqlStore:
 def default_replica_id() -> str:
     """``host-pid-random``: unique per process, readable in the lease column and the logs."""
     return f"{socket.gethostname()[:60]}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _log_failure(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled() and fut.exception() is not None:
+        log.error("an attached write failed: %s", fut.exception())
 
 
 def _summary_columns() -> list[sa.ColumnElement[Any]]:

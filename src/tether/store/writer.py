@@ -99,6 +99,16 @@ class GroupWriter:
         self._queue.put(_Pending(write, fut, loop))
         return await fut
 
+    def enqueue(self, writes: list[Write]) -> list[asyncio.Future[Any]]:
+        """Queue ``writes`` as one item: the thread takes them into the same batch (one
+        transaction, one commit), in order, each still failing alone. Returns their futures."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        loop = asyncio.get_running_loop()
+        pending = [_Pending(w, loop.create_future(), loop) for w in writes]
+        self._queue.put(pending)
+        return [p.future for p in pending]
+
     def close(self) -> None:
         """Finish what is queued, then stop the thread and close the connection (blocking)."""
         if self._closed:
@@ -119,6 +129,8 @@ class GroupWriter:
             while True:
                 if item is _STOP:
                     stop = True
+                elif isinstance(item, list):  # enqueue(): writes that share one commit
+                    batch.extend(item)
                 else:
                     batch.append(item)
                 if stop or len(batch) >= self._max_batch:

@@ -64,9 +64,11 @@ class Statements:
         if paramstyle not in ("qmark", "format", "pyformat"):
             raise ValueError(f"unsupported DBAPI paramstyle {paramstyle!r}")
         mark = "?" if paramstyle == "qmark" else "%s"
+        self.mark = mark
         for name, sql in _SQL.items():
             setattr(self, name, sql.replace("?", mark))
 
+    mark: str
     insert_session: str
     update_session: str
     update_session_keep_state: str

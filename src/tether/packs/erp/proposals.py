@@ -217,7 +217,7 @@ async def _stage(erp: Erp, ctx: ToolContext, draft: Op) -> None:
 
 
 def build_propose_write(erp: Erp) -> Tool:
-    @tool(audited=True)
+    @tool(audited=True, proposes=True)
     @login_guard
     async def propose_write(
         ctx: ToolContext,

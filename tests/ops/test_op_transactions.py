@@ -1,0 +1,125 @@
+"""The op service on the session store's group writer, on each real database: a proposal costs
+the session two commits (its creation, and the step that shows the proposal, which carries the op
+row and its audit row — nothing before); the op row is not durable before that step; 50
+concurrent confirms execute once; every action is one chained audit row without the credential."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import sqlalchemy as sa
+
+from tether.bus import InProcessBus
+from tether.core.messages import ModelReply, ModelRequest, ToolCall
+from tether.core.pipeline import ToolPipeline
+from tether.core.runtime import Runtime
+from tether.core.session import Identity, Owner, Status
+from tether.core.skills import Skill, SkillRegistry, SkillRouter
+from tether.core.tools import Interaction, ToolContext, ToolRegistry, tool
+from tether.core.turn import Limits, TurnDeps
+from tether.ops.model import Op, OpOutcome
+from tether.ops.proposal import draft_op, propose_op
+from tether.ops.service import OpService
+from tether.ops.store import SqlOpStore
+from tether.store import SqlStore
+from tether.store.audit import SqlAuditLog
+from tether.store.tables import op_queue
+
+SECRET = "erp-token-abcdef-123"
+ALICE = Identity(Owner("alice", "t1"), credential=SECRET)
+
+
+class CountingExecutor:
+    name = "count"
+
+    def __init__(self) -> None:
+        self.executed: list[str] = []
+
+    async def execute(self, op: Op, credential: str | None) -> OpOutcome:
+        await asyncio.sleep(0.01)  # the others pile up on the gate meanwhile
+        self.executed.append(op.op_id)
+        return OpOutcome("executed", bill_id="B-1", link="/erp/form/x?bill=B-1")
+
+    async def validate(self, op: Op, credential: str | None) -> OpOutcome:
+        return OpOutcome("confirmed")
+
+    async def status(self, op: Op, credential: str | None) -> OpOutcome:
+        return OpOutcome(op.status)
+
+    async def cancel(self, op: Op, credential: str | None) -> OpOutcome:
+        return OpOutcome("cancelled")
+
+
+class Model:
+    name = "scripted"
+
+    async def chat(self, request: ModelRequest) -> ModelReply:
+        if any(m["role"] == "tool" for m in request.messages):
+            return ModelReply(content="Done.")
+        return ModelReply(tool_calls=[ToolCall("call_1", "set_price", json.dumps({"item": 7, "price": 9.5}))])
+
+
+def test_a_proposal_rides_its_step_and_fifty_confirms_execute_once(db_url: str) -> None:
+    async def main() -> None:
+        store = SqlStore(db_url)
+        await store.open()
+        executor = CountingExecutor()
+        seen_during_tool: list[bool] = []
+
+        @tool(audited=True, proposes=True)
+        async def set_price(ctx: ToolContext, item: int, price: float) -> Any:
+            """Propose a price."""
+            op = draft_op(
+                ctx, executor="count", op_type="update", form_id="items", payload={"item": item, "price": price}
+            )
+            op.auto_execute = True
+            await propose_op(ctx, op)
+            seen_during_tool.append(await ops.store.get(op.op_id) is not None)
+            return Interaction("proposal", {"opId": op.op_id}, interaction_id=str(op.interaction_id))
+
+        skill = Skill("prices", "Change prices.", ("set_price",), "Prices.", ("price",))
+        skills = SkillRegistry([skill])
+        audit = SqlAuditLog(db_url, store)
+        pipeline = ToolPipeline(ToolRegistry([set_price]), audit=audit)
+        deps = TurnDeps(store, InProcessBus(), Model(), skills, pipeline, Limits(), "")
+        runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
+        ops = OpService(SqlOpStore(db_url, store), runtime, audit, {"count": executor})
+        deps.services = {"ops": ops}
+        try:
+            before = store.writer_stats.batches
+            s = await runtime.start_session(ALICE, "raise the price of item 7", {})
+            assert s.status is Status.WAITING_CONFIRMATION
+            assert store.writer_stats.batches - before == 2  # the creation, then the proposal's step
+            assert seen_during_tool == [False]  # the op row waited for the step's commit
+            op_id = str(s.pending_interaction["payload"]["opId"]) if s.pending_interaction else ""
+            stored = await ops.store.get(op_id, ALICE.owner)
+            assert stored is not None and stored.status == "draft"
+
+            views = await asyncio.gather(*(ops.confirm(op_id, ALICE) for _ in range(50)))
+            await runtime.drain()
+            assert executor.executed == [op_id]
+            assert {v["status"] for v in views} <= {"executing", "executed"}
+            done = await ops.store.get(op_id, ALICE.owner)
+            assert done is not None and done.status == "executed" and done.attempts == 1
+            final = await store.load(s.session_id)
+            assert final.status is Status.SUCCEEDED and final.transcript[-1]["content"] == "Done."
+            types = [e.type for e in await store.events_after(s.session_id, 0)]
+            assert types.count("OP_RESULT") == 1
+            assert types.index("OP_RESULT") < types.index("INTERACTION_ANSWERED")
+
+            rows = [r for r in audit.rows() if r["tool_call_id"] == op_id]
+            assert [r["tool_id"] for r in rows] == ["op.propose", "op.confirm", "op.execute"]
+            assert [r["tool_id"] for r in audit.rows() if r["tool_call_id"] == "call_1"] == ["set_price"]
+            assert audit.verify() is None
+            assert all(SECRET not in json.dumps(r, default=str) for r in audit.rows())
+            with audit.engine.connect() as conn:
+                assert conn.execute(sa.select(sa.func.count()).select_from(op_queue)).scalar() == 1
+        finally:
+            await runtime.drain()
+            await store.close()
+            audit.close()
+            ops.store.close()
+
+    asyncio.run(main())
