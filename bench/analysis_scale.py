@@ -39,7 +39,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
+from scratch_db import scratch_pg  # a sibling: the benches run as scripts from bench/
 
 from tether.pack import upgrade_pack
 from tether.packs.finance_cs.analysis import analyze, default_segmenter
@@ -79,16 +79,8 @@ def database(kind: str, folder: Path) -> Iterator[str]:
     if kind == "sqlite":
         yield f"sqlite:///{folder / f'bench-{uuid.uuid4().hex[:8]}.db'}"
         return
-    name = f"tether_bench_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with admin.connect() as c:
-            c.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+    with scratch_pg(PG_ADMIN) as url:
+        yield url
 
 
 def old_path(repo: CustomerSessionRepo, filters: dict[str, Any]) -> dict[str, Any]:

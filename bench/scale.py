@@ -37,14 +37,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import sqlalchemy as sa
+from scratch_db import scratch_pg  # a sibling: the benches run as scripts from bench/
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK = Path(__file__).resolve().parent / "scalepack"
@@ -70,20 +69,6 @@ def wait_for(fn: Any, timeout: float, what: str) -> None:
             pass
         time.sleep(0.05)
     raise SystemExit(f"timed out waiting for {what}")
-
-
-@contextmanager
-def scratch_pg() -> Iterator[str]:
-    admin = sa.create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
-    name = f"tether_bench_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as c:
-        c.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with admin.connect() as c:
-            c.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
 
 
 @contextmanager
