@@ -19,6 +19,7 @@ from tether.store import SqlStore, compact, upgrade
 from tether.store.database import create_read_engine, normalize_url
 from tether.store.migrate import VERSION_TABLE
 from tether.store.tables import agent_event, agent_message, agent_session, agent_step, metadata
+from tether.store.writer import StoreError
 
 from .builders import events, new_session, tool_round
 
@@ -249,3 +250,37 @@ def test_head_constant_is_the_newest_revision_and_a_migrated_database_skips_alem
             assert not at_head(conn)
     finally:
         engine.dispose()
+
+
+async def test_a_load_the_database_fails_is_a_store_error_and_the_next_one_works(db_url: str) -> None:
+    """The raw-DBAPI read path translates driver errors and drops the broken connection."""
+    s = new_session()
+    async with SqlStore(db_url) as store:
+        await store.create(Commit(s))
+        await store.commit(tool_round(s, 0, 1))
+        engine = create_read_engine(normalize_url(db_url))
+        try:
+            with engine.begin() as conn:
+                conn.exec_driver_sql("ALTER TABLE agent_message RENAME TO agent_message_away")
+            with pytest.raises(StoreError, match="database error"):
+                await store.load(s.session_id)
+            with engine.begin() as conn:
+                conn.exec_driver_sql("ALTER TABLE agent_message_away RENAME TO agent_message")
+        finally:
+            engine.dispose()
+        assert (await store.load(s.session_id)).transcript == s.transcript
+
+
+async def test_loads_from_several_threads_each_see_the_committed_session(db_url: str) -> None:
+    s = new_session()
+    async with SqlStore(db_url) as store:
+        await store.create(Commit(s))
+        await store.commit(tool_round(s, 0, 1))
+
+        def load_in_own_loop() -> int:
+            return len(asyncio.run(store.load(s.session_id)).transcript)
+
+        lengths = await asyncio.gather(*(asyncio.to_thread(load_in_own_loop) for _ in range(4)))
+        assert lengths == [len(s.transcript)] * 4
+    with pytest.raises(StoreError, match="not open"):
+        await store.load(s.session_id)

@@ -27,11 +27,10 @@ from tether.errors import NotFound
 from tether.store import codec, compact, leases, writes
 from tether.store.database import create_read_engine, normalize_url, writer_database
 from tether.store.migrate import upgrade_engine
+from tether.store.reader import Reader
 from tether.store.tables import (
     agent_event,
-    agent_message,
     agent_session,
-    agent_step,
     async_job,
     dsl_execution_log,
     dsl_instance,
@@ -40,6 +39,16 @@ from tether.store.tables import (
 from tether.store.writer import GroupWriter, StoreError, Write, WriterStats
 
 T = TypeVar("T")
+# ``load``: the session's row, then its message and step bodies in idx order (Reader statements)
+_LOAD_COLUMNS = (
+    "session_key", "id", "owner_user", "owner_tenant", "title", "query", "status", "version", "last_seq",
+    "state", "created_at", "updated_at",
+)  # fmt: skip
+_LOAD = (
+    f"SELECT {', '.join(_LOAD_COLUMNS)} FROM agent_session WHERE id = ?",
+    "SELECT body FROM agent_message WHERE session_key = ? ORDER BY idx",
+    "SELECT body FROM agent_step WHERE session_key = ? ORDER BY idx",
+)
 log = logging.getLogger("tether.store")
 # an attached write whose session commits nothing within this time is committed on its own
 ATTACH_FLUSH_S = 0.25
@@ -65,6 +74,7 @@ class SqlStore:
         self._engine: sa.Engine | None = None
         self._write_engine: sa.Engine | None = None
         self._writer: GroupWriter | None = None
+        self._reader: Reader | None = None
         self._sql: writes.Statements | None = None
         self._ledger = codec.Ledger()
         self._attached: dict[str, list[Write]] = {}
@@ -94,6 +104,7 @@ class SqlStore:
                 raise StoreError(f"cannot open the store at {self.url!r}: {e}") from e
             raise
         self._engine, self._write_engine, self._writer = engine, write_engine, writer
+        self._reader = Reader(self.url, engine)
         self._sql = writes.Statements(paramstyle)
         self._leases = leases.LeaseStatements(paramstyle, skip_locked=self.url.drivername != "sqlite")
 
@@ -104,6 +115,9 @@ class SqlStore:
         writer, self._writer = self._writer, None
         if writer is not None:
             await asyncio.to_thread(writer.close)
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
         for engine in (self._write_engine, self._engine):
             if engine is not None:
                 engine.dispose()
@@ -129,6 +143,11 @@ class SqlStore:
         if self._leases is None:
             raise StoreError("the store is not open")
         return self._leases
+
+    def _r(self) -> Reader:
+        if self._reader is None:
+            raise StoreError("the store is not open")
+        return self._reader
 
     def _s(self) -> writes.Statements:
         if self._sql is None:
@@ -268,14 +287,24 @@ class SqlStore:
     # -- SessionStore: reads -------------------------------------------------------------------
 
     async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
-        def run(conn: sa.Connection) -> AgentSession:
-            row = conn.execute(sa.select(agent_session).where(agent_session.c.id == session_id)).first()
-            if row is None or not codec.owns(owner, row.owner_user, row.owner_tenant):
-                raise NotFound(f"session {session_id} not found")
-            bodies = [_children(conn, t, row.session_key) for t in (agent_message, agent_step)]
-            return codec.session_from_row(row._mapping, *bodies)
+        reader = self._r()
+        head, messages, steps = (reader.sql(q) for q in _LOAD)
 
-        s = await self._read(run)
+        def run(cur: Any) -> AgentSession:
+            cur.execute(head, (session_id,))
+            found = cur.fetchone()
+            if found is None:
+                raise NotFound(f"session {session_id} not found")
+            row = dict(zip(_LOAD_COLUMNS, found, strict=True))
+            if not codec.owns(owner, row["owner_user"], row["owner_tenant"]):
+                raise NotFound(f"session {session_id} not found")
+            bodies = []
+            for statement in (messages, steps):
+                cur.execute(statement, (row["session_key"],))
+                bodies.append([b for (b,) in cur.fetchall()])
+            return codec.session_from_row(row, *bodies)
+
+        s = await reader.run(run)
         self._ledger.loaded(s)
         return s
 
@@ -438,12 +467,6 @@ def _log_failure(fut: asyncio.Future[Any]) -> None:
 
 def _summary_columns() -> list[sa.ColumnElement[Any]]:
     return [agent_session.c[name] for name in codec.SUMMARY_COLUMNS]
-
-
-def _children(conn: sa.Connection, table: sa.Table, session_key: int) -> list[Any]:
-    """The bodies of a session's rows in ``table`` (messages or steps), in idx order."""
-    query = sa.select(table.c.body).where(table.c.session_key == session_key).order_by(table.c.idx)
-    return list(conn.execute(query).scalars())
 
 
 def _lower(value: str | None) -> str | None:
