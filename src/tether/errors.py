@@ -42,6 +42,11 @@ class Conflict(UserError):
     """The target is in a state that does not allow the request (409)."""
 
 
+class GuardRefused(Conflict):
+    """A commit's guard (a store-level precondition, such as an op's outcome on its row) matched
+    nothing: the commit did not land, and must not be retried as if the session had moved on."""
+
+
 class Unauthorized(UserError):
     """Missing or wrong credentials (401)."""
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
 
 from tether.bus import InProcessBus
+from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
 from tether.core.pipeline import ToolPipeline
 from tether.core.runtime import Runtime
@@ -121,5 +123,108 @@ def test_a_proposal_rides_its_step_and_fifty_confirms_execute_once(db_url: str) 
             await store.close()
             audit.close()
             ops.store.close()
+
+    asyncio.run(main())
+
+
+class _Rig:
+    """A runtime whose ``set_price`` tool proposes an auto op, on the store's group writer."""
+
+    def __init__(self, db_url: str) -> None:
+        self.db_url = db_url
+        self.executor = CountingExecutor()
+
+    async def __aenter__(self) -> _Rig:
+        self.store = store = SqlStore(self.db_url)
+        await store.open()
+        rig = self
+
+        @tool(proposes=True)
+        async def set_price(ctx: ToolContext, item: int, price: float) -> Any:
+            """Propose a price."""
+            payload = {"item": item, "price": price}
+            op = draft_op(ctx, executor="count", op_type="update", form_id="items", payload=payload, auto_execute=True)
+            await propose_op(ctx, op)
+            return Interaction("proposal", {"opId": op.op_id}, interaction_id=str(op.interaction_id))
+
+        skills = SkillRegistry([Skill("prices", "Change prices.", ("set_price",), "Prices.", ("price",))])
+        self.audit = SqlAuditLog(self.db_url, store)
+        deps = TurnDeps(store, InProcessBus(), Model(), skills, ToolPipeline(ToolRegistry([set_price])), Limits(), "")
+        self.runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
+        self.ops = OpService(SqlOpStore(self.db_url, store), self.runtime, self.audit, {"count": rig.executor})
+        deps.services = {"ops": self.ops}
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.runtime.drain()
+        await self.store.close()
+        self.audit.close()
+        self.ops.store.close()
+
+    async def propose(self) -> tuple[str, str]:
+        s = await self.runtime.start_session(ALICE, "raise the price of item 7", {})
+        assert s.status is Status.WAITING_CONFIRMATION and s.pending_interaction is not None
+        return s.session_id, str(s.pending_interaction["payload"]["opId"])
+
+
+def test_an_auto_ops_outcome_lands_in_the_commit_that_announces_it(db_url: str) -> None:
+    """Approve costs three commits — the gate, the outcome with OP_RESULT and the resumed turn's
+    start, the answer — and no commit shows OP_RESULT without the executed op row."""
+
+    async def main() -> None:
+        async with _Rig(db_url) as rig:
+            session_id, op_id = await rig.propose()
+            seen: list[str | None] = []  # the op row's status as OP_RESULT is published (after its commit)
+            sub = rig.runtime.deps.bus.subscribe(session_id)
+
+            async def watch() -> None:
+                while (e := await sub.get(5)) is not None:
+                    if isinstance(e, RuntimeEvent) and e.type == "OP_RESULT":
+                        op = await rig.ops.store.get(op_id)
+                        seen.append(op.status if op else None)
+                    if isinstance(e, RuntimeEvent) and e.type == "TURN_FINISHED":
+                        return
+
+            watcher = asyncio.get_running_loop().create_task(watch())
+            before = rig.store.writer_stats.batches
+            await rig.ops.confirm(op_id, ALICE)
+            await rig.runtime.drain()
+            await asyncio.wait_for(watcher, 5)
+            assert rig.store.writer_stats.batches - before == 3
+            assert seen == ["executed"]
+            final = await rig.store.load(session_id)
+            assert final.status is Status.SUCCEEDED and final.transcript[-1]["content"] == "Done."
+            rows = [r["tool_id"] for r in rig.audit.rows() if r["tool_call_id"] == op_id]
+            assert rows == ["op.propose", "op.confirm", "op.execute"]
+            assert rig.audit.verify() is None
+
+    asyncio.run(main())
+
+
+def test_an_outcome_another_writer_recorded_first_is_not_announced_again(db_url: str) -> None:
+    """Two runners drive one op (a stranded op taken over): the ERP answers both alike, but only the
+    runner whose UPDATE recorded the outcome resumes the session; the other's commit — outcome,
+    OP_RESULT, resumed turn — is refused whole, and it answers the op as stored."""
+
+    async def main() -> None:
+        async with _Rig(db_url) as rig:
+            session_id, op_id = await rig.propose()
+            view = await rig.ops.confirm(op_id, ALICE)
+            await rig.runtime.drain()
+            assert view["status"] == "executing"
+            done = await rig.ops.store.get(op_id)
+            assert done is not None and done.status == "executed"
+            answered = await rig.store.load(session_id)
+            # a second runner that executed the op too, now recording what it saw
+            stale = replace(done, status="executing", result_bill_id=None, link=None)
+            result = await rig.ops._record(stale, OpOutcome("executed", bill_id="B-2"), ALICE, ("executing",))
+            await rig.runtime.drain()
+            assert result.status == "executed" and result.result_bill_id == "B-1"  # the stored truth
+            after = await rig.store.load(session_id)
+            assert after.version == answered.version and len(after.transcript) == len(answered.transcript)
+            types = [e.type for e in await rig.store.events_after(session_id, 0)]
+            assert types.count("OP_RESULT") == 1
+            rows = [r["tool_id"] for r in rig.audit.rows() if r["tool_call_id"] == op_id]
+            assert rows == ["op.propose", "op.confirm", "op.execute"]
 
     asyncio.run(main())

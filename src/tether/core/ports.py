@@ -54,12 +54,17 @@ class AsyncJob:
 @dataclass(slots=True)
 class Commit:
     """Everything one step writes, committed atomically: the session's new and replaced messages,
-    its row (version-checked), its events, new jobs and jobs whose result is now applied."""
+    its row (version-checked), its events, new jobs and jobs whose result is now applied.
+
+    ``guard`` is opaque to the core: a store-level write run first in the same transaction (an
+    op's outcome on its row with its audit row); when it matches nothing the store raises
+    ``GuardRefused`` and nothing of the commit lands. Only the store that made it can run it."""
 
     session: AgentSession
     events: list[RuntimeEvent] = field(default_factory=list)
     new_jobs: list[AsyncJob] = field(default_factory=list)
     applied_job_ids: list[str] = field(default_factory=list)
+    guard: Any = None
 
 
 @dataclass(slots=True)

@@ -30,7 +30,7 @@ from tether.core.session import AgentSession, Identity, Owner, Status, Step, new
 from tether.core.skills import SkillRouter
 from tether.core.telemetry import TURN
 from tether.core.turn import Turn, TurnDeps, hash_token
-from tether.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from tether.errors import Conflict, GuardRefused, InvalidInput, NotFound, Unauthorized
 
 log = logging.getLogger("tether.runtime")
 MAX_MESSAGE_CHARS = 32_000
@@ -249,12 +249,15 @@ class Runtime:
         result: dict[str, Any],
         events: list[tuple[str, dict[str, Any]]],
         who: Owner | Identity | None = None,
+        guard: Any = None,
     ) -> AgentSession:
         """An op's outcome reaches its session: ``events`` (OP_RESULT, LINK) are committed first
         — when the session is still waiting on that proposal, in the first commit of the answer,
         where the proposal's tool message is replaced by ``result`` and the model gets a round
         (as ``complete_interaction``); otherwise on their own. Waits for a running turn rather
-        than refusing: the outcome is already the truth in the op row."""
+        than refusing. ``guard`` (the outcome's own write on the op row, see ``Commit.guard``)
+        rides that first commit, so the truth and its announcement land together; when it
+        refuses, ``GuardRefused`` reaches the caller and nothing was delivered."""
         owner, identity = split_caller(who) if who is not None else (None, None)
 
         async def body() -> AgentSession:
@@ -264,17 +267,24 @@ class Runtime:
                 if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
                     version = s.version
                     try:
-                        return await self._answer(s, str(interaction_id), result, identity, leading=events)
+                        return await self._answer(
+                            s, str(interaction_id), result, identity, leading=events, guard=guard
+                        )
+                    except GuardRefused:
+                        raise
                     except Conflict:  # nothing committed yet: another process moved the session on
                         if s.version != version or attempt == 2:
                             raise
                         continue
                 turn = self._turn(s, resumed=True, identity=identity)
+                turn.guard = guard
                 for type_, data in events:
                     turn.emit(type_, data)
                 try:
                     await turn.commit()
                     return s
+                except GuardRefused:
+                    raise
                 except Conflict:  # another process moved the session on: reload, emit again
                     if attempt == 2:
                         raise
@@ -564,9 +574,10 @@ class Runtime:
         identity: Identity | None = None,
         message: str | None = None,
         leading: list[tuple[str, dict[str, Any]]] | None = None,
+        guard: Any = None,
     ) -> AgentSession:
         """Settle the interaction with ``result``; ``leading`` events (an op's outcome) are
-        emitted first, in the same commit."""
+        emitted first, in the same commit, which also carries ``guard`` (``Commit.guard``)."""
         pending = s.pending_interaction
         if interaction_id in s.answered_interactions:
             raise Conflict(f"interaction {interaction_id!r} is already answered")
@@ -596,17 +607,20 @@ class Runtime:
             if s.status is not target:
                 s.transition(target)
             turn = self._turn(s, resumed=True)
+            turn.guard = guard
             _note_answer(turn, answered, message, leading)
             await turn.commit()
             return s
         if s.waiting_job_ids:
             s.transition(Status.WAITING_ASYNC_CALLBACK)
             turn = self._turn(s, resumed=True)
+            turn.guard = guard
             _note_answer(turn, answered, message, leading)
             await turn.commit()
             return s
         s.transition(Status.RUNNING)
         turn = self._turn(s, resumed=True, identity=identity)
+        turn.guard = guard
         _note_answer(turn, answered, message, leading)  # committed with the resumed turn's start
         return await self._drive(turn)
 

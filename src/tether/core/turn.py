@@ -86,6 +86,7 @@ class Turn:
         self.resumed = resumed
         self.pending: list[RuntimeEvent] = []
         self.new_jobs: list[AsyncJob] = []
+        self.guard: Any = None  # a store precondition the next commit carries (``Commit.guard``)
         self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
         self.fail_reason = ""
         self.allowed = frozenset[str]()
@@ -103,7 +104,8 @@ class Turn:
         s.updated_at = time.time()
         events, self.pending = self.pending, []
         jobs, self.new_jobs = self.new_jobs, []
-        await self.deps.store.commit(Commit(s, events, jobs))
+        await self.deps.store.commit(Commit(s, events, jobs, guard=self.guard))
+        self.guard = None
         for e in events:
             self.deps.bus.publish(e)
 

@@ -17,6 +17,7 @@ deterministic path no model can call.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -29,7 +30,7 @@ from tether.core.events import EventType
 from tether.core.runtime import Runtime
 from tether.core.session import Identity, Owner
 from tether.core.telemetry import OP_CONFIRM, OP_EXECUTE, NoTelemetry, Telemetry
-from tether.errors import Conflict, NotFound, ToolError
+from tether.errors import Conflict, GuardRefused, NotFound, ToolError
 from tether.ops.executor import OpExecutor
 from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
 from tether.ops.store import SqlOpStore
@@ -206,7 +207,7 @@ class OpService:
             await self._executor(op).cancel(op, who.credential)
         except ToolError as exc:  # the business system's draft expires by itself
             log.warning("cancelling op %s in the business system failed: %s", op.op_id, exc.message)
-        await self._deliver(op, who)
+        self._deliver(op, who)
         return op.view()
 
     # ---- the sweeper ------------------------------------------------------------------------------
@@ -240,7 +241,7 @@ class OpService:
         if not await self._change(op.op_id, ("draft",), values, (expired, "expire", {})):
             return (await self.store.get(op.op_id)) or op
         op = expired
-        await self._deliver(op, None)
+        self._deliver(op, None)
         return op
 
     async def _drive_if_stranded(self, op: Op, who: Identity) -> Op:
@@ -321,10 +322,46 @@ class OpService:
             executed_at=values.get("executed_at", op.executed_at),
         )
         action = "execute" if done.status in ("executed", "failed") else "validate"
-        if not await self._change(op.op_id, from_statuses, values, (done, action, {"result": outcome.values()})):
+        audit = (done, action, {"result": outcome.values()})
+        if op.session_id and self._shared():
+            recorded = await self._record_delivered(op, done, from_statuses, values, audit, who)
+            if recorded is not None:
+                return recorded
+        if not await self._change(op.op_id, from_statuses, values, audit):
             return (await self.store.get(op.op_id)) or op
-        await self._deliver(done, who)
+        self._deliver(done, who)
         return done
+
+    async def _record_delivered(
+        self,
+        op: Op,
+        done: Op,
+        from_statuses: tuple[str, ...],
+        values: dict[str, Any],
+        audit: tuple[Op, str, dict[str, Any]],
+        who: Identity | None,
+    ) -> Op | None:
+        """The outcome on the op row (with its audit row) as the guard of the session's next
+        commit — the one that shows OP_RESULT and resumes the turn: one transaction, one fsync,
+        the truth never behind its announcement. Returns once that commit landed (the model's
+        round goes on in the background); the op as stored when another writer recorded the
+        outcome first; None when the session took no commit (gone, or moved on under retries):
+        the caller then records the outcome alone."""
+        landed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def mark(_: Any) -> None:
+            if not landed.done():
+                landed.set_result(True)
+
+        guard = Write(self._change_run(op.op_id, from_statuses, values, audit), after_commit=mark)
+        task = self._deliver(done, who, guard)
+        assert task is not None
+        await asyncio.wait((landed, task), return_when=asyncio.FIRST_COMPLETED)
+        if landed.done():
+            return done
+        if task.result() == "refused":
+            return (await self.store.get(op.op_id)) or op
+        return None
 
     async def _change(
         self,
@@ -346,6 +383,22 @@ class OpService:
             for statuses, more in then or []:
                 await self.store.move(op_id, statuses, more)
             return True
+        return bool(await sessions.submit(Write(self._change_run(op_id, from_statuses, values, audit, then, **where))))
+
+    def _shared(self) -> bool:
+        """The op store and the audit log write through the session store's group writer."""
+        return self.store.sessions is not None and self.audit.sessions is not None
+
+    def _change_run(
+        self,
+        op_id: str,
+        from_statuses: tuple[str, ...],
+        values: dict[str, Any],
+        audit: tuple[Op, str, dict[str, Any]],
+        then: list[tuple[tuple[str, ...], dict[str, Any]]] | None = None,
+        **where: Any,
+    ) -> Callable[[Any], bool]:
+        """``_change`` as statements on the session store writer's cursor."""
         gate = self.store.move_run(op_id, from_statuses, values, **where)
         steps: list[Callable[[Any], Any]] = [self.audit.append_run(self._audit_row(*audit))]
         steps += [self.store.move_run(op_id, statuses, more) for statuses, more in then or []]
@@ -357,7 +410,7 @@ class OpService:
                 step(cur)
             return True
 
-        return bool(await sessions.submit(Write(run)))
+        return run
 
     @staticmethod
     def _audit_body(op: Op, details: dict[str, Any]) -> dict[str, Any]:
@@ -374,9 +427,10 @@ class OpService:
         owner, body = Owner(op.owner_user, op.owner_tenant), self._audit_body(op, details)
         await self.audit.record_action(owner, op.session_id, action, op.op_id, body, op.status)
 
-    async def _deliver(self, op: Op, who: Identity | None) -> None:
+    def _deliver(self, op: Op, who: Identity | None, guard: Write | None = None) -> asyncio.Task[str] | None:
+        """Start delivering ``op``'s outcome to its session (``guard``: see ``_record_delivered``)."""
         if not op.session_id:
-            return
+            return None
         view = op.view()
         result = {
             k: view[k] for k in ("opId", "status", "state", "text", "link", "billId", "billNo", "message", "error")
@@ -386,12 +440,23 @@ class OpService:
             events.append((EventType.LINK, {"opId": op.op_id, "url": op.link, "state": op.state}))
         owner = Owner(op.owner_user, op.owner_tenant)
         # a fresh task: the model's round must not run inside the caller's request or its lock
-        self.runtime.spawn(self._deliver_now(op, result, events, who or owner))
+        return self.runtime.spawn(self._deliver_now(op, result, events, who or owner, guard))
 
     async def _deliver_now(
-        self, op: Op, result: dict[str, Any], events: list[tuple[str, dict[str, Any]]], who: Owner | Identity
-    ) -> None:
+        self,
+        op: Op,
+        result: dict[str, Any],
+        events: list[tuple[str, dict[str, Any]]],
+        who: Owner | Identity,
+        guard: Write | None,
+    ) -> str:
+        """"delivered", "refused" (the guard matched nothing: another writer recorded the outcome)
+        or "gone" (the session no longer exists)."""
         try:
-            await self.runtime.deliver_outcome(str(op.session_id), op.interaction_id, result, events, who)
+            await self.runtime.deliver_outcome(str(op.session_id), op.interaction_id, result, events, who, guard)
+        except GuardRefused:
+            return "refused"
         except NotFound:
             log.warning("op %s: its session %s is gone", op.op_id, op.session_id)
+            return "gone"
+        return "delivered"

@@ -96,6 +96,8 @@ class MemoryStore:
         codec.apply_committed(commit.session, rows, self._ledger)
 
     def _snapshot(self, commit: Commit, create: bool) -> codec.CommitRows:
+        if commit.guard is not None:  # only a SqlStore makes them (an op store sharing its writer)
+            raise TypeError("MemoryStore cannot run a commit guard")
         return codec.snapshot_commit(commit, self._clock.now(), self.lease_seconds, self._ledger, _keep, create)
 
     def _check_children(self, rows: codec.CommitRows, messages: int, steps: int) -> None:

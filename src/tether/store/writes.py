@@ -12,7 +12,7 @@ from typing import Any
 
 from tether.core.ports import Commit, DslSnapshot, SessionSummary
 from tether.core.session import Owner
-from tether.errors import Conflict, NotFound
+from tether.errors import Conflict, GuardRefused, NotFound
 from tether.store import codec
 from tether.store.writer import Write
 
@@ -93,9 +93,12 @@ class Statements:
 
 def commit_write(sql: Statements, commit: Commit, rows: codec.CommitRows, create: bool, ledger: codec.Ledger) -> Write:
     """The session row (inserted, or updated only if still at ``rows.expected_version``), then its
-    new and replaced message rows, step rows, its events' row, new jobs and applied jobs."""
+    new and replaced message rows, step rows, its events' row, new jobs and applied jobs — after
+    the commit's guard (a ``Write``), which must return true or nothing lands (``GuardRefused``)."""
+    guard: Write | None = commit.guard
 
     def run(cur: Any) -> None:
+        _check_guard(cur, guard)
         if create:
             cur.execute(sql.insert_session, rows.header)
         else:
@@ -121,8 +124,15 @@ def commit_write(sql: Statements, commit: Commit, rows: codec.CommitRows, create
 
     def after_commit(_: Any) -> None:
         codec.apply_committed(commit.session, rows, ledger)
+        if guard is not None and guard.after_commit is not None:
+            guard.after_commit(True)
 
     return Write(run, after_commit)
+
+
+def _check_guard(cur: Any, guard: Write | None) -> None:
+    if guard is not None and not guard.run(cur):
+        raise GuardRefused("the commit's guard matched nothing: another writer recorded it first")
 
 
 def _raise_stale(cur: Any, sql: Statements, rows: codec.CommitRows) -> None:
