@@ -267,9 +267,7 @@ class Runtime:
                 if s.status in (Status.WAITING_CONFIRMATION, Status.WAITING_USER_INPUT) and interaction_id in waiting:
                     version = s.version
                     try:
-                        return await self._answer(
-                            s, str(interaction_id), result, identity, leading=events, guard=guard
-                        )
+                        return await self._answer(s, str(interaction_id), result, identity, leading=events, guard=guard)
                     except GuardRefused:
                         raise
                     except Conflict:  # nothing committed yet: another process moved the session on

@@ -450,8 +450,8 @@ class OpService:
         who: Owner | Identity,
         guard: Write | None,
     ) -> str:
-        """"delivered", "refused" (the guard matched nothing: another writer recorded the outcome)
-        or "gone" (the session no longer exists)."""
+        """How it went: ``delivered``; ``refused`` (the guard matched nothing: another writer
+        recorded the outcome); ``gone`` (the session no longer exists)."""
         try:
             await self.runtime.deliver_outcome(str(op.session_id), op.interaction_id, result, events, who, guard)
         except GuardRefused:
