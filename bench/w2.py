@@ -11,9 +11,15 @@ ERP records it in the same transaction as the UPDATE (table ``applied``), as the
 execStaging does. The tool body is otherwise W2's. The transcript counted excludes tether's system
 prompt at index 0 (user, tool call, tool result, answer = 4).
 
-    .venv/bin/python bench/w2.py                 # timing run (200 sessions) + the four probes
-    .venv/bin/python bench/w2.py --json
-    .venv/bin/python bench/w2.py --sessions 50 --probe-sessions 10
+    .venv/bin/python bench/w2.py                 # timing run (200 sessions, tether and the peers) + the probes
+    .venv/bin/python bench/w2.py --repeat 3 --no-probes   # medians of 3 alternated runs
+    .venv/bin/python bench/w2.py --json          # the rows as a JSON list
+    .venv/bin/python bench/w2.py --sessions 50 --probe-sessions 10 --no-peers
+
+The peers (pydantic-ai, LangGraph: ``bench/w2_peers.py``, installed by ``uv sync --group bench``)
+run the same timing workload in the same run, each in a process of its own, so that tether's
+figures can be read as shares of theirs: this machine's disk and CPU vary from one hour to the
+next, and W2.md's reference figures come from another machine.
 
 Probes: every phase runs in its own OS process that opens the runtime from the files (one
 process per phase and worker, not one per call; probe 3 uses one crashing and one retrying
@@ -37,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tether.core.events import RuntimeEvent
 from tether.core.tools import ToolContext
 
 MESSAGE = "[s{}] Please raise the price of item {} by 10 percent."
@@ -203,9 +210,26 @@ class Runner:
         return s.session_id, str(s.pending_interaction["payload"]["opId"])
 
     async def approve(self, session_id: str, op_id: str) -> str:
-        view = await self.ops.confirm(op_id, self.identity)
-        await self.runtime.drain()  # the auto op's execution and the model's answer
-        s = await self.store.load(session_id)
+        """The reviewer's request: confirm, then the answer as a client reads it, from the
+        session's event stream (events are published after their commit: the answer is durable)."""
+        events = self.runtime.deps.bus.subscribe(session_id)
+        try:
+            view = await self.ops.confirm(op_id, self.identity)
+            await self.runtime.drain()  # the auto op's execution and the model's answer
+            answer, status = None, None
+            while not events.queue.empty():
+                e = events.queue.get_nowait()
+                if isinstance(e, RuntimeEvent) and e.type == "ASSISTANT_MESSAGE":
+                    answer = e.data["content"]
+                if isinstance(e, RuntimeEvent) and e.type == "TURN_FINISHED":
+                    status = e.data["status"]
+        finally:
+            events.close()
+        if status == "SUCCEEDED" and answer is not None:
+            return str(answer)
+        if status is not None:
+            return f"{view['state']}: {status}"
+        s = await self.store.load(session_id)  # nothing ran (a repeated approve): what is stored
         last = s.transcript[-1].get("content") if s.transcript else None
         return str(last) if s.status.value == "SUCCEEDED" else f"{view['state']}: {s.status.value}"
 
@@ -382,35 +406,124 @@ def probes(root: Path, count: int) -> dict[str, Any]:
     return results
 
 
+# ---- the report --------------------------------------------------------------------------------------
+
+# W2.md's reference figures (another machine, 2026-12-02): propose / approve p50 µs, CPU µs, bytes, probes
+REFERENCE = (
+    ("LangGraph 1.2.24 (create_agent + HITL middleware)", 4676, 8688, 12673, "~26 KB", "1 / 2 / 2 / 2"),
+    ("pydantic-ai 2.68 (requires_approval)", 4384, 5234, 9196, "~4.2 KB", "1 / 2 / 2 / 2"),
+    ("openai-agents 0.24 (needs_approval)", 8505, 14719, 22930, "~6.8 KB", "1 / 2 / 2 / 2"),
+)
+# the issue's targets, absolute and as a share of the best peer's reference figure
+TARGETS = {"propose_p50_us": (1500, 4384), "approve_p50_us": (2500, 5234), "cpu_us_per_session": (3000, 9196)}
+METRICS = ("propose_p50_us", "propose_p95_us", "approve_p50_us", "approve_p95_us", "cpu_us_per_session")
+
+
+def _peer_child(name: str, folder: str, sessions: int, out: Any) -> None:
+    import w2_peers
+
+    out.put(w2_peers.run_peer(name, Path(folder), sessions))
+
+
+def run_peers(root: Path, sessions: int) -> list[dict[str, Any]]:
+    """Each installed peer's timing run (bench/w2_peers.py) in a process of its own."""
+    try:
+        import w2_peers
+    except ImportError:
+        return []
+    ctx = multiprocessing.get_context("spawn")
+    rows = []
+    for name in w2_peers.PEERS:
+        folder = root / f"peer-{name}-{len(list(root.iterdir()))}"
+        folder.mkdir()
+        out = ctx.Queue()
+        child = ctx.Process(target=_peer_child, args=(name, str(folder), sessions, out))
+        child.start()
+        rows.append(out.get(timeout=900))
+        child.join(60)
+    return rows
+
+
+def median_rows(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per framework, the median of each metric over the runs (bytes and RSS: the last run's)."""
+    by: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        for row in run:
+            by.setdefault(row["framework"], []).append(row)
+    out = []
+    for rows in by.values():
+        merged = dict(rows[-1])
+        for key in METRICS:
+            merged[key] = round(statistics.median(r[key] for r in rows))
+        merged["runs"] = len(rows)
+        out.append(merged)
+    return out
+
+
+def print_report(rows: list[dict[str, Any]], floor_us: float, probe_rows: list[dict[str, Any]]) -> None:
+    print("W2 — a human-approved write: propose, pause, approve from a fresh request, execute, answer")
+    print(f"one SQLite commit with fsync (WAL, synchronous=FULL) on this disk now: {floor_us:,.0f} µs median")
+    print(f"{'framework':<14}{'propose p50/p95 µs':>22}{'approve p50/p95 µs':>22}{'CPU µs/session':>16}"
+          f"{'B/session':>11}{'peak RSS MB':>13}{'runs':>6}")  # fmt: skip
+    for r in rows:
+        print(
+            f"{r['framework']:<14}{r['propose_p50_us']:>12,} / {r['propose_p95_us']:<7,}"
+            f"{r['approve_p50_us']:>12,} / {r['approve_p95_us']:<7,}{r['cpu_us_per_session']:>16,}"
+            f"{r['bytes_per_session']:>11,}{r['peak_rss_mb']:>13}{r.get('runs', 1):>6}"
+        )
+    tether = next(r for r in rows if r["framework"] == "tether")
+    peers = [r for r in rows if r["framework"] != "tether"]
+    print("targets (issue 8)      this run        as a share of the best peer (target: share in W2.md)")
+    for key, (target, best_ref) in TARGETS.items():
+        line = f"  {key:<20} {tether[key]:>7,} µs ≤ {target:,}: {'met' if tether[key] <= target else 'missed':<6}"
+        if peers:
+            best = min(peers, key=lambda r: r[key])
+            share = tether[key] / best[key]
+            line += f"  {share:.2f}× {best['framework']} ≤ {target / best_ref:.2f}×: {'met' if share <= target / best_ref else 'missed'}"
+        print(line)
+    kb = tether["bytes_per_session"] / 1000
+    print(f"  {'state per session':<20} {kb:>7.1f} KB ≤ 8 KB: {'met' if kb <= 8 else 'missed'}")
+    print("reference (W2.md, measured elsewhere): propose / approve p50 µs, CPU µs, bytes, probes 1 / 1b / 2 / 3")
+    for name, propose, approve, cpu, size, probes in REFERENCE:
+        print(f"  {name:<52}{propose:>7,}{approve:>8,}{cpu:>8,}{size:>9}   {probes}")
+    if probe_rows:
+        print("tether's probes (idempotency key: the op id, recorded by the ERP in the UPDATE's transaction)")
+    for p in probe_rows:
+        print(
+            f"  probe {p['probe']:<3} executions min/median/max {p['executions_min']}/{p['executions_median']}/"
+            f"{p['executions_max']}, written twice {p['written_twice_pct']} %, transcript {p['transcript_lengths']}, "
+            f"repeat returned {p['repeated_call_returned']}" + (f", killed {p['killed']}" if "killed" in p else "")
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--probe-sessions", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=1, help="timing runs per framework, alternated; medians")
     parser.add_argument("--no-probes", action="store_true")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-peers", action="store_true", help="tether only (the peers need uv sync --group bench)")
+    parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     args = parser.parse_args()
+    from w1 import commit_floor
+
+    floor_us = commit_floor()
     with tempfile.TemporaryDirectory(prefix="tether-w2-") as tmp:
         root = Path(tmp)
-        (root / "timing").mkdir()
-        report: dict[str, Any] = {"timing": asyncio.run(timing(root / "timing", args.sessions))}
+        runs: list[list[dict[str, Any]]] = []
+        for n in range(args.repeat):
+            (root / f"timing-{n}").mkdir()
+            run = [{"framework": "tether", **asyncio.run(timing(root / f"timing-{n}", args.sessions))}]
+            runs.append(run + ([] if args.no_peers else run_peers(root, args.sessions)))
+        rows = median_rows(runs)
+        probe_rows = []
         if not args.no_probes:
-            report["probes"] = probes(root, args.probe_sessions)
+            for name, p in probes(root, args.probe_sessions).items():
+                probe_rows.append({"framework": "tether", "probe": name.split("_")[0], **p})
     if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
+        print(json.dumps([{**r, "commit_floor_us": round(floor_us)} for r in rows] + probe_rows, ensure_ascii=False))
         return 0
-    t = report["timing"]
-    print("W2 on tether (idempotency key: the op id, recorded by the ERP in the UPDATE's transaction)")
-    print(
-        f"propose p50 {t['propose_p50_us']} µs p95 {t['propose_p95_us']} µs | approve p50 {t['approve_p50_us']} µs "
-        f"p95 {t['approve_p95_us']} µs | CPU {t['cpu_us_per_session']} µs/session | "
-        f"{t['bytes_per_session']} B/session | peak RSS {t['peak_rss_mb']} MB"
-    )
-    for name, p in report.get("probes", {}).items():
-        print(
-            f"probe {name}: executions min/median/max {p['executions_min']}/{p['executions_median']}/"
-            f"{p['executions_max']}, written twice {p['written_twice_pct']} %, transcript {p['transcript_lengths']}, "
-            f"repeat returned {p['repeated_call_returned']}" + (f", killed {p['killed']}" if "killed" in p else "")
-        )
+    print_report(rows, floor_us, probe_rows)
     return 0
 
 

@@ -1,0 +1,354 @@
+"""Workload W2 (/work/shared/bench/W2.md), the peers' side: the timing run on pydantic-ai and LangGraph.
+
+tether's ``bench/w2.py`` calls ``run_peer`` so that the peers' figures come from the same machine
+in the same run (disk fsync and CPU speed vary, so ratios need a same-run baseline). Only the
+timing run is here, not the exactly-once probes. The ERP and its tool body are W2's, without an
+idempotency key (the peers offer none): one ``BEGIN IMMEDIATE … COMMIT`` with the UPDATE and the
+``executions`` upsert, SIGKILL after the COMMIT when ``W2_CRASH_AFTER_UPDATE=1``.
+
+- **pydantic-ai:** ``update_price`` registered with ``requires_approval=True``, a ``FunctionModel``
+  scripted as W2's model, ``output_type=[str, DeferredToolRequests]``. *propose* runs until the run
+  ends with ``DeferredToolRequests`` and returns the tool call id; *approve* reads the stored
+  history and runs again with ``DeferredToolResults(approvals={call_id: True})``. The history
+  (``ModelMessagesTypeAdapter`` JSON) is upserted into the state DB before every model request (with
+  that request: the user prompt, then the tool result) and after each run ends.
+- **LangGraph:** a ``StateGraph(MessagesState)`` with a model node and a ``ToolNode`` whose tool
+  calls ``langgraph.types.interrupt(...)`` before it writes; ``SqliteSaver`` on the state DB,
+  ``durability="sync"``. *propose* returns the interrupt id; *approve* is
+  ``graph.invoke(Command(resume={interrupt_id: "approve"}), config)``, which loads the thread's
+  latest checkpoint. langchain's ``create_agent`` / ``HumanInTheLoopMiddleware`` (the reference
+  figures in W2.md) is not installed, so this is a plain graph with ``interrupt()`` in the tool.
+
+Both peers run in the calling process, each over one runtime object (agent or compiled graph, and
+its state DB connection) kept open for the run, as a server keeps it; nothing else carries over
+from propose to approve. ``run_peer`` must be called outside a running event loop. Peak RSS is the
+process's peak so far: when several peers (or tether) ran before in the same process, it includes them.
+
+    .venv/bin/python bench/w2_peers.py [--sessions N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import resource
+import signal
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+MESSAGE = "[s{}] Please raise the price of item {} by 10 percent."
+DESCRIPTION = "Set the price of an item in the ERP. Requires human approval."
+FINAL = "Done."
+WARMUPS = 5
+TRANSCRIPT = 4
+PEER_MODULES = {"pydantic-ai": ("pydantic_ai",), "langgraph": ("langgraph", "langgraph.checkpoint.sqlite")}
+PEERS: tuple[str, ...] = tuple(
+    name for name, modules in PEER_MODULES.items() if all(importlib.util.find_spec(m) is not None for m in modules)
+)
+
+
+def price_for(i: int) -> float:
+    return round((100 + i) * 1.1, 2)
+
+
+def session_of(text: str) -> int:
+    return int(text[2 : text.index("]")])
+
+
+def pct(values: list[float], q: float) -> float:
+    return sorted(values)[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+def connect(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+    """WAL + synchronous=FULL, autocommit (each statement outside BEGIN commits on its own)."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=check_same_thread)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+# ---- the ERP ------------------------------------------------------------------------------------
+
+
+class Erp:
+    def __init__(self, path: Path, sessions: int) -> None:
+        self.conn = connect(path, check_same_thread=False)  # kept open, as a server's pool keeps it
+        self.conn.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, price REAL, version INTEGER)")
+        self.conn.execute("CREATE TABLE executions(item_id INTEGER PRIMARY KEY, n INTEGER)")
+        ids = range(-WARMUPS, max(200, sessions))
+        self.conn.execute("BEGIN")
+        self.conn.executemany("INSERT INTO items VALUES (?, ?, 0)", [(i, 100.0 + i) for i in ids])
+        self.conn.execute("COMMIT")
+
+    def update_price(self, item_id: int, new_price: float) -> dict[str, Any]:
+        """W2's tool body, in one transaction."""
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("UPDATE items SET price=?, version=version+1 WHERE id=?", (new_price, item_id))
+            conn.execute("INSERT INTO executions VALUES (?, 1) ON CONFLICT(item_id) DO UPDATE SET n=n+1", (item_id,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if os.environ.get("W2_CRASH_AFTER_UPDATE") == "1":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return {"item_id": item_id, "price": new_price, "status": "updated"}
+
+    def check(self, sessions: int) -> None:
+        """Every session's item written exactly once (warm-ups included)."""
+        rows = self.conn.execute("SELECT n, COUNT(*) FROM executions GROUP BY n").fetchall()
+        versions = self.conn.execute("SELECT DISTINCT version FROM items WHERE id < ?", (sessions,)).fetchall()
+        if rows != [(1, sessions + WARMUPS)] or versions != [(1,)]:
+            raise AssertionError(f"executions {rows}, versions {versions}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# ---- pydantic-ai ----------------------------------------------------------------------------------
+
+
+class PydanticAIPeer:
+    def __init__(self, state: Path, erp: Erp) -> None:
+        from pydantic_ai import Agent, DeferredToolRequests
+        from pydantic_ai.messages import (
+            ModelMessage,
+            ModelRequest,
+            ModelResponse,
+            TextPart,
+            ToolCallPart,
+            ToolReturnPart,
+            UserPromptPart,
+        )
+        from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+        self.model_calls = 0
+
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            self.model_calls += 1
+            parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
+            if any(isinstance(p, ToolReturnPart) for p in parts):
+                return ModelResponse(parts=[TextPart(FINAL)])
+            i = session_of(str(next(p for p in parts if isinstance(p, UserPromptPart)).content))
+            args = {"item_id": i, "new_price": price_for(i)}
+            return ModelResponse(parts=[ToolCallPart("update_price", args, tool_call_id=f"call_{i}_1")])
+
+        self.agent: Any = Agent(FunctionModel(respond), output_type=[str, DeferredToolRequests])
+
+        @self.agent.tool_plain(description=DESCRIPTION, requires_approval=True)
+        async def update_price(item_id: int, new_price: float) -> dict[str, Any]:
+            return erp.update_price(item_id, new_price)
+
+        self.conn = connect(state)
+        self.conn.execute("CREATE TABLE history (session_id TEXT PRIMARY KEY, messages BLOB NOT NULL)")
+
+    def save(self, sid: str, messages: list[Any]) -> None:
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        upsert = "INSERT INTO history VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET messages = excluded.messages"
+        self.conn.execute(upsert, (sid, ModelMessagesTypeAdapter.dump_json(messages)))
+
+    def load(self, sid: str) -> list[Any]:
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        row = self.conn.execute("SELECT messages FROM history WHERE session_id = ?", (sid,)).fetchone()
+        return list(ModelMessagesTypeAdapter.validate_json(row[0]))
+
+    async def drive(self, sid: str, **kwargs: Any) -> Any:
+        """One run, committing before every model request (with it) and at the end; returns the output."""
+        from pydantic_ai import Agent
+
+        async with self.agent.iter(**kwargs) as run:
+            async for node in run:
+                if Agent.is_model_request_node(node):
+                    messages = run.all_messages()  # in 2.68 the node's request is not in it yet
+                    self.save(sid, messages if any(m is node.request for m in messages) else [*messages, node.request])
+            self.save(sid, run.all_messages())
+            return run.result.output
+
+    async def propose(self, i: int) -> tuple[str, str]:
+        from pydantic_ai import DeferredToolRequests
+
+        sid = f"s{i}"
+        out = await self.drive(sid, user_prompt=MESSAGE.format(i, i))
+        if not isinstance(out, DeferredToolRequests) or len(out.approvals) != 1:
+            raise AssertionError(f"session {i} did not pause for approval: {out!r}")
+        return sid, out.approvals[0].tool_call_id
+
+    async def approve(self, sid: str, call_id: str) -> str:
+        from pydantic_ai import DeferredToolResults
+
+        results = DeferredToolResults(approvals={call_id: True})
+        return str(await self.drive(sid, message_history=self.load(sid), deferred_tool_results=results))
+
+    def transcript(self, sid: str) -> tuple[int, str]:
+        from pydantic_ai.messages import ModelResponse, TextPart
+
+        messages = self.load(sid)
+        last = messages[-1]
+        ok = isinstance(last, ModelResponse) and isinstance(last.parts[-1], TextPart)
+        return len(messages), last.parts[-1].content if ok else repr(last)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# ---- LangGraph ------------------------------------------------------------------------------------
+
+
+class LangGraphPeer:
+    def __init__(self, state: Path, erp: Erp) -> None:
+        from langchain_core.messages import AIMessage, ToolMessage
+        from langchain_core.tools import StructuredTool
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode, tools_condition
+        from langgraph.types import interrupt
+
+        self.model_calls = 0
+
+        def model(state: MessagesState) -> dict[str, Any]:
+            self.model_calls += 1
+            messages = state["messages"]
+            if any(isinstance(m, ToolMessage) for m in messages):
+                return {"messages": [AIMessage(content=FINAL)]}
+            i = session_of(str(messages[0].content))
+            call = {"name": "update_price", "args": {"item_id": i, "new_price": price_for(i)}, "id": f"call_{i}_1"}
+            return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+        def update_price(item_id: int, new_price: float) -> dict[str, Any]:
+            decision = interrupt({"tool": "update_price", "args": {"item_id": item_id, "new_price": new_price}})
+            if decision != "approve":
+                return {"item_id": item_id, "status": "rejected"}
+            return erp.update_price(item_id, new_price)
+
+        tool = StructuredTool.from_function(update_price, name="update_price", description=DESCRIPTION)
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", model)
+        builder.add_node("tools", ToolNode([tool]))
+        builder.add_edge(START, "model")
+        builder.add_conditional_edges("model", tools_condition)
+        builder.add_edge("tools", "model")
+        self.conn = connect(state, check_same_thread=False)
+        self.conn.isolation_level = "DEFERRED"  # SqliteSaver commits its own transactions
+        self.graph: Any = builder.compile(checkpointer=SqliteSaver(self.conn))
+
+    @staticmethod
+    def config(sid: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": sid}}
+
+    async def propose(self, i: int) -> tuple[str, str]:
+        sid = f"s{i}"
+        request = {"messages": [{"role": "user", "content": MESSAGE.format(i, i)}]}
+        out = self.graph.invoke(request, self.config(sid), durability="sync")
+        interrupts = out.get("__interrupt__") or []
+        if len(interrupts) != 1:
+            raise AssertionError(f"session {i} did not pause for approval: {out!r}")
+        return sid, str(interrupts[0].id)
+
+    async def approve(self, sid: str, interrupt_id: str) -> str:
+        from langgraph.types import Command
+
+        out = self.graph.invoke(Command(resume={interrupt_id: "approve"}), self.config(sid), durability="sync")
+        return str(out["messages"][-1].content)
+
+    def transcript(self, sid: str) -> tuple[int, str]:
+        messages = self.graph.get_state(self.config(sid)).values["messages"]
+        return len(messages), str(messages[-1].content)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# ---- the timing run --------------------------------------------------------------------------------
+
+
+async def timing(name: str, folder: Path, sessions: int) -> dict[str, Any]:
+    state = folder / "state.db"
+    erp = Erp(folder / "erp.db", sessions)
+    peer = PydanticAIPeer(state, erp) if name == "pydantic-ai" else LangGraphPeer(state, erp)
+    try:
+        warm = [await peer.propose(i) for i in range(-WARMUPS, 0)]
+        for sid, approval in warm:
+            await peer.approve(sid, approval)
+        peer.model_calls = 0
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        proposals, propose_us, approve_us = [], [], []
+        for i in range(sessions):
+            t = time.perf_counter()
+            proposals.append(await peer.propose(i))
+            propose_us.append((time.perf_counter() - t) * 1e6)
+        for sid, approval in proposals:
+            t = time.perf_counter()
+            answer = await peer.approve(sid, approval)
+            approve_us.append((time.perf_counter() - t) * 1e6)
+            if answer != FINAL:
+                raise AssertionError(f"{name}: approve answered {answer!r}")
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        finished = {peer.transcript(sid) for sid, _ in [*warm, *proposals]}
+        if finished != {(TRANSCRIPT, FINAL)} or peer.model_calls != 2 * sessions:
+            raise AssertionError(f"{name}: transcripts {sorted(finished)[:3]}, model calls {peer.model_calls}")
+        erp.check(sessions)
+    finally:
+        peer.close()
+        erp.close()
+    conn = sqlite3.connect(state)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    cpu = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) * 1e6 / sessions
+    return {
+        "framework": name,
+        "sessions": sessions,
+        "propose_p50_us": round(statistics.median(propose_us)),
+        "propose_p95_us": round(pct(propose_us, 0.95)),
+        "approve_p50_us": round(statistics.median(approve_us)),
+        "approve_p95_us": round(pct(approve_us, 0.95)),
+        "cpu_us_per_session": round(cpu),
+        "bytes_per_session": round(state.stat().st_size / (sessions + WARMUPS)),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def run_peer(name: str, folder: Path, sessions: int) -> dict[str, Any]:
+    """W2's timing run of one peer in this process, its state DB and ERP created in ``folder``."""
+    if name not in PEERS:
+        raise ValueError(f"{name} is not installed (uv sync --group bench); installed: {PEERS}")
+    return asyncio.run(timing(name, Path(folder), sessions))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Workload W2's timing run on the peers (pydantic-ai, LangGraph).")
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = []
+    for name in PEERS:
+        with tempfile.TemporaryDirectory(prefix=f"w2-{name}-") as tmp:
+            t = time.perf_counter()
+            rows.append(run_peer(name, Path(tmp), args.sessions))
+            wall = time.perf_counter() - t
+        if not args.json:
+            r = rows[-1]
+            print(
+                f"{name}: propose p50 {r['propose_p50_us']} µs p95 {r['propose_p95_us']} µs | approve p50 "
+                f"{r['approve_p50_us']} µs p95 {r['approve_p95_us']} µs | CPU {r['cpu_us_per_session']} µs/session | "
+                f"{r['bytes_per_session']} B/session | peak RSS {r['peak_rss_mb']} MB | {wall:.1f} s"
+            )
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    elif not PEERS:
+        print("no peer installed (uv sync --group bench)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
