@@ -162,7 +162,20 @@ def fold_point(
 ) -> int:
     """Where the summary must reach (a transcript index): ``upto`` while everything fits, else the
     start of the oldest turn kept once the kept turns are back under half their room."""
+    return _fold_point(_layout(transcript, summary, upto, budget, tools), upto, budget)
+
+
+def plan(
+    transcript: Sequence[Message], summary: str | None, upto: int, budget: int, tools: Sequence[dict[str, Any]] = ()
+) -> tuple[int, list[Message] | None]:
+    """``fold_point`` and, when nothing needs folding (the usual case), ``window`` too — from one
+    layout of the transcript instead of two."""
     lay = _layout(transcript, summary, upto, budget, tools)
+    point = _fold_point(lay, upto, budget)
+    return point, (_window(lay) if point <= upto else None)
+
+
+def _fold_point(lay: _Layout, upto: int, budget: int) -> int:
     kept = _size(lay.current)
     if kept + sum(_size(t) for t in lay.older) <= lay.room:
         return upto
@@ -182,7 +195,10 @@ def window(
     """The messages to send: the head, the newest earlier turns that fit beside the whole current
     turn, then the current turn with its tool results cut evenly where it does not fit whole.
     Call ``fold_point`` first: an earlier turn dropped here is in no summary."""
-    lay = _layout(transcript, summary, upto, budget, tools)
+    return _window(_layout(transcript, summary, upto, budget, tools))
+
+
+def _window(lay: _Layout) -> list[Message]:
     free = lay.room - _size(lay.current)
     kept: list[Message] = []
     for turn in reversed(lay.older):

@@ -209,7 +209,8 @@ class ToolPipeline:
         attempt = 0
         while True:
             try:
-                return await asyncio.wait_for(t.run(args, ctx), timeout)
+                async with asyncio.timeout(timeout):  # in this task: no task of its own per call
+                    return await t.run(args, ctx)
             except TimeoutError:
                 if attempt >= t.retries:
                     raise ToolError(f"tool {t.name!r} timed out after {timeout:g}s", retryable=True) from None

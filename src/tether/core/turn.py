@@ -188,7 +188,9 @@ class Turn:
         """The part of the transcript this request carries; turns that fell out of it are folded
         into the session's summary first (committed with the round)."""
         s, budget = self.session, self.limits.context_tokens
-        upto = memory.fold_point(s.transcript, s.summary, s.summary_upto, budget, tools)
+        upto, messages = memory.plan(s.transcript, s.summary, s.summary_upto, budget, tools)
+        if messages is not None:
+            return messages
         if upto > s.summary_upto:
             start = max(s.summary_upto, 1)  # message 0 is the system prompt
             s.summary = await memory.fold(self.deps.model, s.summary, s.transcript[start:upto], budget)

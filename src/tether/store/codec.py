@@ -84,10 +84,12 @@ class Ledger:
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
 
-    def loaded(self, s: AgentSession) -> None:
-        """``s`` was just read from the store: it is what is stored at its version."""
+    def loaded(self, s: AgentSession, state: str | None = None) -> None:
+        """``s`` was just read from the store: it is what is stored at its version (``state``: the
+        stored state's JSON text, when the caller has it)."""
         opened = {i: compact.step_record(st) for i, st in enumerate(s.executed_steps) if st.status not in FINAL_STEP}
-        self.put(s.session_id, Stored(s.version, len(s.executed_steps), opened, state_digest(session_state(s))))
+        digest = state_digest(session_state(s) if state is None else state)
+        self.put(s.session_id, Stored(s.version, len(s.executed_steps), opened, digest))
 
 
 @dataclass(slots=True)

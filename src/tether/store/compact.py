@@ -69,10 +69,11 @@ EVENT_TYPES = (
 _TYPE_CODE = {t: i for i, t in enumerate(EVENT_TYPES)}
 
 # A primed compressor is copied per body (priming costs ~50 µs, a copy ~3 µs). Small bodies use a
-# 4 KB window (a small state to copy); large ones a full 32 KB window. The decoder's 32 KB window
-# reads both.
-_SMALL = 4096 - 300  # the window minus deflate's lookahead
-_primed_small = zlib.compressobj(6, zlib.DEFLATED, -12, 4, zlib.Z_DEFAULT_STRATEGY, DICT_V1)
+# 2 KB window and a small hash (a ~10 KB state to copy, against ~24 KB for 4 KB and memLevel 4: on
+# the hot path the copy is most of a small body's cost); large ones a full 32 KB window. The
+# decoder's 32 KB window reads both, and any body written with the earlier settings.
+_SMALL = 2048 - 300  # the window minus deflate's lookahead (DICT_V1 fits in what is left)
+_primed_small = zlib.compressobj(6, zlib.DEFLATED, -11, 2, zlib.Z_DEFAULT_STRATEGY, DICT_V1)
 _primed_large = zlib.compressobj(6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, DICT_V1)
 _MARK = bytes([ZLIB_V1])
 loads = json.loads

@@ -290,7 +290,7 @@ class SqlStore:
         reader = self._r()
         head, messages, steps = (reader.sql(q) for q in _LOAD)
 
-        def run(cur: Any) -> AgentSession:
+        def run(cur: Any) -> tuple[AgentSession, str]:
             cur.execute(head, (session_id,))
             found = cur.fetchone()
             if found is None:
@@ -302,10 +302,11 @@ class SqlStore:
             for statement in (messages, steps):
                 cur.execute(statement, (row["session_key"],))
                 bodies.append([b for (b,) in cur.fetchall()])
-            return codec.session_from_row(row, *bodies)
+            row["state"] = codec.unpack(row["state"])  # its text: the ledger's digest is of it
+            return codec.session_from_row(row, *bodies), row["state"]
 
-        s = await reader.run(run)
-        self._ledger.loaded(s)
+        s, state = await reader.run(run)
+        self._ledger.loaded(s, state)
         return s
 
     async def last_seq(self, session_id: str) -> int:
