@@ -156,6 +156,10 @@ def check_form_values(
     master = {k: v for k, v in values.items() if k not in ("details", "明细")}
     lines = lines if lines is not None else values.get("明细")
     clean, problems = check_values(master_fields(config), master, creating=creating)
+    if config.get("detail"):  # an unknown key may be the lines under another name: say where they go
+        for p in problems:
+            if p["code"] == "unknown" and "." not in p["field"]:
+                p["message"] += '; detail lines go in "details": [{column: value}, ...]'
     if lines is not None:
         if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
             problems.append({"field": "details", "code": "type", "message": "must be a list of line objects"})
