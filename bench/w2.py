@@ -33,7 +33,6 @@ import asyncio
 import json
 import multiprocessing
 import os
-import resource
 import shutil
 import signal
 import sqlite3
@@ -42,6 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from w2_peers import Loops  # a sibling: the benches run as scripts from bench/
 
 from tether.core.events import RuntimeEvent
 from tether.core.tools import ToolContext
@@ -240,54 +241,21 @@ class Runner:
 # ---- the timing run --------------------------------------------------------------------------------
 
 
-def pct(values: list[float], q: float) -> float:
-    return sorted(values)[min(len(values) - 1, round(q * (len(values) - 1)))]
-
-
 async def timing(folder: Path, sessions: int) -> dict[str, Any]:
     state, erp = folder / "state.db", folder / "erp.db"
     erp_create(erp)
     async with Runner(state, erp) as r:
-        warm = [await r.propose(i) for i in range(-WARMUPS, 0)]
-        for sid, op in warm:
-            await r.approve(sid, op)
-        r.model_calls = 0
-        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-        proposals, propose_us, approve_us = [], [], []
-        for i in range(sessions):
-            t = time.perf_counter()
-            proposals.append(await r.propose(i))
-            propose_us.append((time.perf_counter() - t) * 1e6)
-        for sid, op in proposals:
-            t = time.perf_counter()
-            answer = await r.approve(sid, op)
-            approve_us.append((time.perf_counter() - t) * 1e6)
-            if answer != "Done.":
-                raise AssertionError(f"approve answered {answer!r}")
-        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-        lengths = {await r.transcript_length(sid) for sid, _ in proposals}
-        if lengths != {TRANSCRIPT} or r.model_calls != 2 * sessions:
-            raise AssertionError(f"transcripts {lengths}, model calls {r.model_calls}")
+        loops = await Loops().run(r, sessions, "tether")
+        lengths = {await r.transcript_length(sid) for sid, _ in loops.proposals}
+        if lengths != {TRANSCRIPT}:
+            raise AssertionError(f"transcripts {lengths}")
     check = erp_connect(erp)
     rows = check.execute("SELECT n, COUNT(*) FROM executions WHERE item_id >= 0 GROUP BY n").fetchall()
     versions = check.execute("SELECT DISTINCT version FROM items WHERE id >= 0 AND id < ?", (sessions,)).fetchall()
     check.close()
     if rows != [(1, sessions)] or versions != [(1,)]:
         raise AssertionError(f"executions {rows}, versions {versions}")
-    conn = sqlite3.connect(state)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    cpu = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) * 1e6 / sessions
-    return {
-        "sessions": sessions,
-        "propose_p50_us": round(statistics.median(propose_us)),
-        "propose_p95_us": round(pct(propose_us, 0.95)),
-        "approve_p50_us": round(statistics.median(approve_us)),
-        "approve_p95_us": round(pct(approve_us, 0.95)),
-        "cpu_us_per_session": round(cpu),
-        "bytes_per_session": round(state.stat().st_size / (sessions + WARMUPS)),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
+    return loops.row(state, sessions)
 
 
 # ---- the probes: each phase in its own process -------------------------------------------------------

@@ -272,50 +272,71 @@ class LangGraphPeer:
 # ---- the timing run --------------------------------------------------------------------------------
 
 
+class Loops:
+    """W2's timing loops over a runner (``propose(i)`` -> (session, approval id); ``approve(session,
+    id)`` -> the answer; ``model_calls``): 5 warm-ups, then every propose, then every approve in
+    the same order. Shared with tether's side (bench/w2.py)."""
+
+    def __init__(self) -> None:
+        self.warm: list[tuple[Any, Any]] = []
+        self.proposals: list[tuple[Any, Any]] = []
+        self.propose_us: list[float] = []
+        self.approve_us: list[float] = []
+        self.cpu_us = 0.0
+
+    async def run(self, runner: Any, sessions: int, label: str) -> Loops:
+        self.warm = [await runner.propose(i) for i in range(-WARMUPS, 0)]
+        for sid, approval in self.warm:
+            await runner.approve(sid, approval)
+        runner.model_calls = 0
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        for i in range(sessions):
+            t = time.perf_counter()
+            self.proposals.append(await runner.propose(i))
+            self.propose_us.append((time.perf_counter() - t) * 1e6)
+        for sid, approval in self.proposals:
+            t = time.perf_counter()
+            answer = await runner.approve(sid, approval)
+            self.approve_us.append((time.perf_counter() - t) * 1e6)
+            if answer != FINAL:
+                raise AssertionError(f"{label}: approve answered {answer!r}")
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        self.cpu_us = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) * 1e6 / sessions
+        if runner.model_calls != 2 * sessions:
+            raise AssertionError(f"{label}: {runner.model_calls} model calls for {sessions} sessions")
+        return self
+
+    def row(self, state: Path, sessions: int) -> dict[str, Any]:
+        """The timing row; the state DB is checkpointed (TRUNCATE) before its size is taken."""
+        conn = sqlite3.connect(state)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        return {
+            "sessions": sessions,
+            "propose_p50_us": round(statistics.median(self.propose_us)),
+            "propose_p95_us": round(pct(self.propose_us, 0.95)),
+            "approve_p50_us": round(statistics.median(self.approve_us)),
+            "approve_p95_us": round(pct(self.approve_us, 0.95)),
+            "cpu_us_per_session": round(self.cpu_us),
+            "bytes_per_session": round(state.stat().st_size / (sessions + WARMUPS)),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }
+
+
 async def timing(name: str, folder: Path, sessions: int) -> dict[str, Any]:
     state = folder / "state.db"
     erp = Erp(folder / "erp.db", sessions)
     peer = PydanticAIPeer(state, erp) if name == "pydantic-ai" else LangGraphPeer(state, erp)
     try:
-        warm = [await peer.propose(i) for i in range(-WARMUPS, 0)]
-        for sid, approval in warm:
-            await peer.approve(sid, approval)
-        peer.model_calls = 0
-        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-        proposals, propose_us, approve_us = [], [], []
-        for i in range(sessions):
-            t = time.perf_counter()
-            proposals.append(await peer.propose(i))
-            propose_us.append((time.perf_counter() - t) * 1e6)
-        for sid, approval in proposals:
-            t = time.perf_counter()
-            answer = await peer.approve(sid, approval)
-            approve_us.append((time.perf_counter() - t) * 1e6)
-            if answer != FINAL:
-                raise AssertionError(f"{name}: approve answered {answer!r}")
-        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-        finished = {peer.transcript(sid) for sid, _ in [*warm, *proposals]}
-        if finished != {(TRANSCRIPT, FINAL)} or peer.model_calls != 2 * sessions:
-            raise AssertionError(f"{name}: transcripts {sorted(finished)[:3]}, model calls {peer.model_calls}")
+        loops = await Loops().run(peer, sessions, name)
+        finished = {peer.transcript(sid) for sid, _ in [*loops.warm, *loops.proposals]}
+        if finished != {(TRANSCRIPT, FINAL)}:
+            raise AssertionError(f"{name}: transcripts {sorted(finished)[:3]}")
         erp.check(sessions)
     finally:
         peer.close()
         erp.close()
-    conn = sqlite3.connect(state)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    cpu = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) * 1e6 / sessions
-    return {
-        "framework": name,
-        "sessions": sessions,
-        "propose_p50_us": round(statistics.median(propose_us)),
-        "propose_p95_us": round(pct(propose_us, 0.95)),
-        "approve_p50_us": round(statistics.median(approve_us)),
-        "approve_p95_us": round(pct(approve_us, 0.95)),
-        "cpu_us_per_session": round(cpu),
-        "bytes_per_session": round(state.stat().st_size / (sessions + WARMUPS)),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
+    return {"framework": name, **loops.row(state, sessions)}
 
 
 def run_peer(name: str, folder: Path, sessions: int) -> dict[str, Any]:
