@@ -1,4 +1,4 @@
-"""Workload W2 (/work/shared/bench/W2.md), the peers' side: the timing run on pydantic-ai and LangGraph.
+"""Workload W2 (defined in docs/writes.md, "Workload W2"), the peers' side: the timing run on pydantic-ai and LangGraph.
 
 tether's ``bench/w2.py`` calls ``run_peer`` so that the peers' figures come from the same machine
 in the same run (disk fsync and CPU speed vary, so ratios need a same-run baseline). Only the
