@@ -12,6 +12,7 @@ leave the window: by the model (``purpose="summary"``), else by ``deterministic_
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -48,8 +49,20 @@ SUMMARY_RULES = (
 
 
 def estimate_tokens(text: str) -> int:
+    if len(text) > _CACHED_CHARS:
+        return _estimate(text)
+    return _estimate_cached(text)
+
+
+def _estimate(text: str) -> int:
     cjk = len(CJK.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+# Every model round estimates the whole window again (the system prompt, every message): short
+# texts are remembered (a bounded cache, texts up to _CACHED_CHARS, so it holds at most ~16 MB).
+_CACHED_CHARS = 4096
+_estimate_cached = functools.lru_cache(maxsize=2048)(_estimate)
 
 
 def message_tokens(m: Message) -> int:
