@@ -1,8 +1,8 @@
 """``SqlStore``: the ``SessionStore`` and ``DslStore`` ports on SQLite, PostgreSQL or MariaDB/MySQL.
 
 Writes go through the database's one ``GroupWriter`` (group commit on a raw DBAPI connection);
-reads use SQLAlchemy Core on a sync engine in worker threads, each read one snapshot
-transaction. ``open()`` migrates the schema by itself. Driver exceptions are translated here or in
+a session's load (the hot read) runs raw SQL through ``Reader`` (reader.py); the other reads use
+SQLAlchemy Core on a sync engine in worker threads; each read is one snapshot transaction. ``open()`` migrates the schema by itself. Driver exceptions are translated here or in
 the writer: callers see ``NotFound``, ``Conflict`` or ``StoreError``, never a DBAPI error.
 This module must never mutate a session except through the writer's post-commit bookkeeping.
 """
