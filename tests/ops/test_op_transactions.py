@@ -21,6 +21,7 @@ from tether.core.session import Identity, Owner, Status
 from tether.core.skills import Skill, SkillRegistry, SkillRouter
 from tether.core.tools import Interaction, ToolContext, ToolRegistry, tool
 from tether.core.turn import Limits, TurnDeps
+from tether.errors import Conflict
 from tether.ops.model import Op, OpOutcome
 from tether.ops.proposal import draft_op, propose_op
 from tether.ops.service import OpService
@@ -226,5 +227,29 @@ def test_an_outcome_another_writer_recorded_first_is_not_announced_again(db_url:
             assert types.count("OP_RESULT") == 1
             rows = [r["tool_id"] for r in rig.audit.rows() if r["tool_call_id"] == op_id]
             assert rows == ["op.propose", "op.confirm", "op.execute"]
+
+    asyncio.run(main())
+
+
+def test_an_outcome_whose_delivery_fails_is_still_recorded(db_url: str) -> None:
+    """The session cannot take the outcome's commit (it moved on under every retry): the outcome is
+    recorded on the op row alone, with its audit row — never lost with the failed delivery."""
+
+    async def main() -> None:
+        async with _Rig(db_url) as rig:
+            session_id, op_id = await rig.propose()
+
+            async def moved_on(*args: Any, **kwargs: Any) -> Any:
+                raise Conflict("another process moved the session on")
+
+            rig.runtime.deliver_outcome = moved_on  # type: ignore[method-assign]
+            view = await rig.ops.confirm(op_id, ALICE)
+            await rig.runtime.drain()
+            assert view["status"] == "executing"
+            done = await rig.ops.store.get(op_id)
+            assert done is not None and done.status == "executed" and done.result_bill_id == "B-1"
+            rows = [r["tool_id"] for r in rig.audit.rows() if r["tool_call_id"] == op_id]
+            assert rows == ["op.propose", "op.confirm", "op.execute"]
+            assert (await rig.store.load(session_id)).status is Status.WAITING_CONFIRMATION
 
     asyncio.run(main())

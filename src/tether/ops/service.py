@@ -359,9 +359,9 @@ class OpService:
         await asyncio.wait((landed, task), return_when=asyncio.FIRST_COMPLETED)
         if landed.done():
             return done
-        if task.result() == "refused":
+        if not task.cancelled() and task.exception() is None and task.result() == "refused":
             return (await self.store.get(op.op_id)) or op
-        return None
+        return None  # nothing landed (the session is gone, or the delivery failed): record it alone
 
     async def _change(
         self,
