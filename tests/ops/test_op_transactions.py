@@ -218,7 +218,8 @@ def test_an_outcome_another_writer_recorded_first_is_not_announced_again(db_url:
             answered = await rig.store.load(session_id)
             # a second runner that executed the op too, now recording what it saw
             stale = replace(done, status="executing", result_bill_id=None, link=None)
-            result = await rig.ops._record(stale, OpOutcome("executed", bill_id="B-2"), ALICE, ("executing",))
+            outcome = OpOutcome("executed", bill_id="B-2")
+            result = await rig.ops._record(stale, outcome, ALICE, ("executing",), announce=True)
             await rig.runtime.drain()
             assert result.status == "executed" and result.result_bill_id == "B-1"  # the stored truth
             after = await rig.store.load(session_id)
@@ -251,5 +252,33 @@ def test_an_outcome_whose_delivery_fails_is_still_recorded(db_url: str) -> None:
             rows = [r["tool_id"] for r in rig.audit.rows() if r["tool_call_id"] == op_id]
             assert rows == ["op.propose", "op.confirm", "op.execute"]
             assert (await rig.store.load(session_id)).status is Status.WAITING_CONFIRMATION
+
+    asyncio.run(main())
+
+
+def test_an_outcome_recorded_inside_a_request_does_not_wait_for_the_sessions_turn(db_url: str) -> None:
+    """A stranded op driven again or a manual op reconciled from ``GET /api/ops/{id}``: the
+    outcome is written at once and the request answers, while the session is busy (its lock held,
+    as by a running turn); the announcement follows when the session is free."""
+
+    async def main() -> None:
+        async with _Rig(db_url) as rig:
+            session_id, op_id = await rig.propose()
+            assert await rig.ops.store.move(op_id, ("draft",), {"status": "executing"})
+            executing = await rig.ops.store.get(op_id)
+            assert executing is not None
+            lock = rig.runtime._lock(session_id)
+            await lock.acquire()
+            try:
+                outcome = OpOutcome("executed", bill_id="B-9")
+                done = await asyncio.wait_for(rig.ops._record(executing, outcome, ALICE, ("executing",)), 5)
+                assert done.status == "executed"
+                stored = await rig.ops.store.get(op_id)
+                assert stored is not None and stored.status == "executed" and stored.result_bill_id == "B-9"
+            finally:
+                lock.release()
+            await rig.runtime.drain()
+            final = await rig.store.load(session_id)
+            assert final.status is Status.SUCCEEDED and final.transcript[-1]["content"] == "Done."
 
     asyncio.run(main())

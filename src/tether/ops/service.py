@@ -182,7 +182,7 @@ class OpService:
         validated."""
         if op.auto_execute:
             op = replace(op, status="executing")
-            self.runtime.spawn(self._execute(op, who))
+            self.runtime.spawn(self._execute(op, who, announce=True))
             return op.view()
         return (await self._validate(op, who)).view()
 
@@ -258,7 +258,8 @@ class OpService:
         stranded = replace(op, status="executing", lease_until=now + self.lease_s, attempts=op.attempts + 1)
         return await self._execute(stranded, who)
 
-    async def _execute(self, op: Op, who: Identity) -> Op:
+    async def _execute(self, op: Op, who: Identity, announce: bool = False) -> Op:
+        """Run the op in the business system and record its outcome (``announce``: see ``_record``)."""
         attributes = {
             "tether.op.id": op.op_id,
             "tether.op.type": op.op_type,
@@ -278,7 +279,7 @@ class OpService:
             span.set("tether.op.status", outcome.status)
             if outcome.status == "failed":
                 span.fail(outcome.error or "the op failed")
-            return await self._record(op, outcome, who, ("executing",))
+            return await self._record(op, outcome, who, ("executing",), announce)
 
     async def _validate(self, op: Op, who: Identity) -> Op:
         try:
@@ -299,8 +300,21 @@ class OpService:
             return op
         return await self._record(op, outcome, who, ("confirmed",))
 
-    async def _record(self, op: Op, outcome: OpOutcome, who: Identity | None, from_statuses: tuple[str, ...]) -> Op:
-        """Write the outcome to the op row (the truth), audit it, then tell the session."""
+    async def _record(
+        self,
+        op: Op,
+        outcome: OpOutcome,
+        who: Identity | None,
+        from_statuses: tuple[str, ...],
+        announce: bool = False,
+    ) -> Op:
+        """Write the outcome to the op row (the truth), audit it, then tell the session.
+
+        ``announce``: an auto op executed in the background right after its confirm, its session
+        waiting on it — the outcome rides the session's commit that announces it (one commit,
+        ``_record_delivered``). Outcomes recorded inside a request (a stranded op driven again, a
+        manual op validated or reconciled) are written first and delivered in the background: the
+        session may be running a turn, and the request must not wait for it."""
         now = time.time()
         values = {**outcome.values(), "lease_until": None, "updated_at": now}
         if outcome.status == "confirmed":
@@ -323,7 +337,7 @@ class OpService:
         )
         action = "execute" if done.status in ("executed", "failed") else "validate"
         audit = (done, action, {"result": outcome.values()})
-        if op.session_id and self._shared():
+        if announce and op.session_id and self._shared():
             recorded = await self._record_delivered(op, done, from_statuses, values, audit, who)
             if recorded is not None:
                 return recorded
