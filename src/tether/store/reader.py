@@ -1,12 +1,13 @@
-"""Hot reads on raw DBAPI connections: a session's load and an op's row, without SQLAlchemy's
-per-statement work (building, caching and compiling a ``select`` costs more than the read).
+"""Hot reads on raw DBAPI connections (a session's load), without SQLAlchemy's per-statement
+work (building, caching and compiling a ``select`` costs more than the read).
 
 - SQLite: the read runs on the calling thread, on that thread's own connection, in one deferred
   transaction (its first SELECT fixes the snapshot). A session's rows are read in tens of
   microseconds; a hop to a worker thread costs more than that, and WAL readers never wait for the
   writer.
 - PostgreSQL, MariaDB: the read runs in a worker thread on a pooled connection of the store's read
-  engine (REPEATABLE READ, one transaction each), as every other read does.
+  engine (REPEATABLE READ, one transaction each, ended by the pool's rollback on return), as
+  every other read does.
 
 Statements are plain SQL in qmark style, rendered per paramstyle like ``writes.py``. Driver errors
 leave as ``StoreError``. This module never writes.
@@ -112,7 +113,6 @@ class Reader:
                 return read(cur)
             finally:
                 cur.close()
-                conn.rollback()  # a read changes nothing: end its snapshot
         except dbapi_error as e:
             conn.invalidate()
             raise StoreError(f"database error: {e}") from e

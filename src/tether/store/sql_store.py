@@ -75,6 +75,7 @@ class SqlStore:
         self._write_engine: sa.Engine | None = None
         self._writer: GroupWriter | None = None
         self._reader: Reader | None = None
+        self._load_sql: tuple[str, ...] = _LOAD
         self._sql: writes.Statements | None = None
         self._ledger = codec.Ledger()
         self._attached: dict[str, list[Write]] = {}
@@ -105,6 +106,7 @@ class SqlStore:
             raise
         self._engine, self._write_engine, self._writer = engine, write_engine, writer
         self._reader = Reader(self.url, engine)
+        self._load_sql = tuple(self._reader.sql(q) for q in _LOAD)
         self._sql = writes.Statements(paramstyle)
         self._leases = leases.LeaseStatements(paramstyle, skip_locked=self.url.drivername != "sqlite")
 
@@ -288,7 +290,7 @@ class SqlStore:
 
     async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
         reader = self._r()
-        head, messages, steps = (reader.sql(q) for q in _LOAD)
+        head, messages, steps = self._load_sql
 
         def run(cur: Any) -> tuple[AgentSession, str]:
             cur.execute(head, (session_id,))
