@@ -160,10 +160,9 @@ def _layout(
     cap = max(MIN_RESULT, budget // OLD_RESULT_SHARE)
     older = [[clip_result(m, cap) for m in transcript[a:b]] for a, b in spans[:-1]]
     a, b = spans[-1] if spans else (len(transcript), len(transcript))
-    fixed = request_tokens(system, tools)
-    return _Layout(
-        head, older, [s for s, _ in spans[:-1]], list(transcript[a:b]), a, fixed, budget - request_tokens(head, tools)
-    )
+    specs = request_tokens((), tools)  # the tool specs once: their JSON is the costly part
+    fixed, room = specs + _size(system), budget - specs - _size(head)
+    return _Layout(head, older, [s for s, _ in spans[:-1]], list(transcript[a:b]), a, fixed, room)
 
 
 def _size(messages: Sequence[Message]) -> int:

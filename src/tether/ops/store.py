@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _JSON = ("payload", "source_ref", "diff")
+_COLUMNS = tuple(c.name for c in op_queue.columns)
 
 
 def _engine(url: str) -> sa.Engine:
@@ -42,7 +43,7 @@ def _engine(url: str) -> sa.Engine:
 
 
 def _row(op: Op) -> dict[str, Any]:
-    row = {c.name: getattr(op, c.name) for c in op_queue.columns}
+    row = {name: getattr(op, name) for name in _COLUMNS}
     for key in _JSON:
         value = row[key]
         row[key] = None if value is None else json.dumps(value, ensure_ascii=False, default=str)
@@ -59,9 +60,6 @@ def _op_values(values: dict[str, Any]) -> Op:
             values[key] = json.loads(values[key])
     values["auto_execute"] = bool(values["auto_execute"])
     return Op(**values)
-
-
-_COLUMNS = tuple(c.name for c in op_queue.columns)
 
 
 class SqlOpStore:
