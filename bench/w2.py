@@ -16,10 +16,15 @@ prompt at index 0 (user, tool call, tool result, answer = 4).
     .venv/bin/python bench/w2.py --json          # the rows as a JSON list
     .venv/bin/python bench/w2.py --sessions 50 --probe-sessions 10 --no-peers
 
-The peers (pydantic-ai, LangGraph: ``bench/w2_peers.py``, installed by ``uv sync --group bench``)
-run the same timing workload in the same run, each in a process of its own, so that tether's
-figures can be read as shares of theirs: this machine's disk and CPU vary from one hour to the
-next, and W2.md's reference figures come from another machine.
+The peers (``bench/w2_peers.py``, installed by ``uv sync --group bench``) run the same timing
+workload in the same run, each in a process of its own, so that tether's figures can be read as
+shares of theirs: this machine's disk and CPU vary from one hour to the next, and W2.md's
+reference figures come from another machine. The peers W2.md defines are pydantic-ai
+(``requires_approval``) and ``langgraph``: langchain's ``create_agent`` with
+``HumanInTheLoopMiddleware``, ``SqliteSaver`` and ``durability="sync"``; the target shares are
+taken against the best of these two. ``langgraph-plain`` (a ``StateGraph`` with ``interrupt()`` in
+the tool, lighter than W2.md's configuration) is measured and shown beside them, marked as not a
+W2.md configuration, and left out of the shares.
 
 Probes: every phase runs in its own OS process that opens the runtime from the files (one
 process per phase and worker, not one per call; probe 3 uses one crashing and one retrying
@@ -43,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from w2_peers import Loops  # a sibling: the benches run as scripts from bench/
+from w2_peers import W2_PEERS, Loops  # a sibling: the benches run as scripts from bench/
 
 from tether.core.events import RuntimeEvent
 from tether.core.tools import ToolContext
@@ -381,11 +386,11 @@ def probes(root: Path, count: int) -> dict[str, Any]:
 
 # W2.md's reference figures (another machine, 2026-12-02): propose / approve p50 µs, CPU µs, bytes, probes
 REFERENCE = (
-    ("LangGraph 1.2.24 (create_agent + HITL middleware)", 4676, 8688, 12673, "~26 KB", "1 / 2 / 2 / 2"),
+    ("LangGraph 1.2.24 + langchain 1.5.2 (create_agent + HITL)", 4676, 8688, 12673, "~26 KB", "1 / 2 / 2 / 2"),
     ("pydantic-ai 2.68 (requires_approval)", 4384, 5234, 9196, "~4.2 KB", "1 / 2 / 2 / 2"),
     ("openai-agents 0.24 (needs_approval)", 8505, 14719, 22930, "~6.8 KB", "1 / 2 / 2 / 2"),
 )
-# the issue's targets, absolute and as a share of the best peer's reference figure
+# the issue's targets, absolute and as a share of the best W2.md peer's reference figure (pydantic-ai's)
 TARGETS = {"propose_p50_us": (1500, 4384), "approve_p50_us": (2500, 5234), "cpu_us_per_session": (3000, 9196)}
 METRICS = ("propose_p50_us", "propose_p95_us", "approve_p50_us", "approve_p95_us", "cpu_us_per_session")
 
@@ -434,17 +439,22 @@ def median_rows(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def print_report(rows: list[dict[str, Any]], floor_us: float, probe_rows: list[dict[str, Any]]) -> None:
     print("W2 — a human-approved write: propose, pause, approve from a fresh request, execute, answer")
     print(f"one SQLite commit with fsync (WAL, synchronous=FULL) on this disk now: {floor_us:,.0f} µs median")
-    print(f"{'framework':<14}{'propose p50/p95 µs':>22}{'approve p50/p95 µs':>22}{'CPU µs/session':>16}"
+    print(f"{'framework':<17}{'propose p50/p95 µs':>22}{'approve p50/p95 µs':>22}{'CPU µs/session':>16}"
           f"{'B/session':>11}{'peak RSS MB':>13}{'runs':>6}")  # fmt: skip
+    other = [r["framework"] for r in rows if r["framework"] not in ("tether", *W2_PEERS)]
     for r in rows:
+        name = r["framework"] + ("*" if r["framework"] in other else "")
         print(
-            f"{r['framework']:<14}{r['propose_p50_us']:>12,} / {r['propose_p95_us']:<7,}"
+            f"{name:<17}{r['propose_p50_us']:>12,} / {r['propose_p95_us']:<7,}"
             f"{r['approve_p50_us']:>12,} / {r['approve_p95_us']:<7,}{r['cpu_us_per_session']:>16,}"
             f"{r['bytes_per_session']:>11,}{r['peak_rss_mb']:>13}{r.get('runs', 1):>6}"
         )
+    if other:
+        print(f"  * {', '.join(other)}: not a W2.md configuration (a plain StateGraph with interrupt() in the tool, "
+              "lighter than create_agent + HITL middleware); not in the shares below")  # fmt: skip
     tether = next(r for r in rows if r["framework"] == "tether")
-    peers = [r for r in rows if r["framework"] != "tether"]
-    print("targets (issue 8)      this run        as a share of the best peer (target: share in W2.md)")
+    peers = [r for r in rows if r["framework"] in W2_PEERS]
+    print("targets (issue 8)      this run        as a share of the best W2.md peer (target: share in W2.md)")
     for key, (target, best_ref) in TARGETS.items():
         line = f"  {key:<20} {tether[key]:>7,} µs ≤ {target:,}: {'met' if tether[key] <= target else 'missed':<6}"
         if peers:
@@ -456,7 +466,7 @@ def print_report(rows: list[dict[str, Any]], floor_us: float, probe_rows: list[d
     print(f"  {'state per session':<20} {kb:>7.1f} KB ≤ 8 KB: {'met' if kb <= 8 else 'missed'}")
     print("reference (W2.md, measured elsewhere): propose / approve p50 µs, CPU µs, bytes, probes 1 / 1b / 2 / 3")
     for name, propose, approve, cpu, size, probes in REFERENCE:
-        print(f"  {name:<52}{propose:>7,}{approve:>8,}{cpu:>8,}{size:>9}   {probes}")
+        print(f"  {name:<58}{propose:>7,}{approve:>8,}{cpu:>8,}{size:>9}   {probes}")
     if probe_rows:
         print("tether's probes (idempotency key: the op id, recorded by the ERP in the UPDATE's transaction)")
     for p in probe_rows:

@@ -1,4 +1,4 @@
-"""Workload W2 (defined in docs/writes.md, "Workload W2"), the peers' side: the timing run on pydantic-ai and LangGraph.
+"""Workload W2 (defined in docs/writes.md, "Workload W2"), the peers' side: the timing run on pydantic-ai and LangGraph (two configurations).
 
 tether's ``bench/w2.py`` calls ``run_peer`` so that the peers' figures come from the same machine
 in the same run (disk fsync and CPU speed vary, so ratios need a same-run baseline). Only the
@@ -12,19 +12,29 @@ idempotency key (the peers offer none): one ``BEGIN IMMEDIATE … COMMIT`` with 
   history and runs again with ``DeferredToolResults(approvals={call_id: True})``. The history
   (``ModelMessagesTypeAdapter`` JSON) is upserted into the state DB before every model request (with
   that request: the user prompt, then the tool result) and after each run ends.
-- **LangGraph:** a ``StateGraph(MessagesState)`` with a model node and a ``ToolNode`` whose tool
-  calls ``langgraph.types.interrupt(...)`` before it writes; ``SqliteSaver`` on the state DB,
-  ``durability="sync"``. *propose* returns the interrupt id; *approve* is
-  ``graph.invoke(Command(resume={interrupt_id: "approve"}), config)``, which loads the thread's
-  latest checkpoint. langchain's ``create_agent`` / ``HumanInTheLoopMiddleware`` (the reference
-  figures in W2.md) is not installed, so this is a plain graph with ``interrupt()`` in the tool.
+- **langgraph** (W2.md's configuration): langchain's ``create_agent(model, tools=[update_price],
+  middleware=[HumanInTheLoopMiddleware(interrupt_on={"update_price": True})], checkpointer=SqliteSaver)``
+  with a scripted ``BaseChatModel`` (stateless: W2's replies from the messages it is given;
+  ``bind_tools`` accepts the tools and returns the model). ``SqliteSaver`` on the state DB,
+  ``durability="sync"``. *propose* returns the id of the middleware's interrupt (batched mode: one
+  per model turn, raised after the model node); *approve* is
+  ``agent.invoke(Command(resume={interrupt_id: {"decisions": [{"type": "approve"}]}}), config)``,
+  which loads the thread's latest checkpoint, runs the tool and the model's answer.
+- **langgraph-plain** (lighter than W2.md's configuration, shown for comparison only): a
+  ``StateGraph(MessagesState)`` with a model node and a ``ToolNode`` whose tool calls
+  ``langgraph.types.interrupt(...)`` before it writes; the same saver, durability and resume by
+  interrupt id (the decision is the string ``"approve"``). No langchain, no middleware.
 
-Both peers run in the calling process, each over one runtime object (agent or compiled graph, and
+All three need ``uv sync --group bench`` (langchain, langgraph, langgraph-checkpoint-sqlite,
+pydantic-ai-slim); ``PEERS`` lists those installed, ``W2_PEERS`` those configured as W2.md defines
+them (pydantic-ai, langgraph).
+
+Each peer runs in the calling process over one runtime object (agent or compiled graph, and
 its state DB connection) kept open for the run, as a server keeps it; nothing else carries over
 from propose to approve. ``run_peer`` must be called outside a running event loop. Peak RSS is the
 process's peak so far: when several peers (or tether) ran before in the same process, it includes them.
 
-    .venv/bin/python bench/w2_peers.py [--sessions N] [--json]
+    .venv/bin/python bench/w2_peers.py [--sessions N] [--peer NAME ...] [--json]
 """
 
 from __future__ import annotations
@@ -48,7 +58,13 @@ DESCRIPTION = "Set the price of an item in the ERP. Requires human approval."
 FINAL = "Done."
 WARMUPS = 5
 TRANSCRIPT = 4
-PEER_MODULES = {"pydantic-ai": ("pydantic_ai",), "langgraph": ("langgraph", "langgraph.checkpoint.sqlite")}
+LANGGRAPH = ("langgraph", "langgraph.checkpoint.sqlite")
+PEER_MODULES = {
+    "pydantic-ai": ("pydantic_ai",),
+    "langgraph": ("langchain", *LANGGRAPH),
+    "langgraph-plain": LANGGRAPH,
+}
+W2_PEERS = ("pydantic-ai", "langgraph")  # the peers as W2.md configures them; langgraph-plain is lighter
 PEERS: tuple[str, ...] = tuple(
     name for name, modules in PEER_MODULES.items() if all(importlib.util.find_spec(m) is not None for m in modules)
 )
@@ -205,42 +221,35 @@ class PydanticAIPeer:
 # ---- LangGraph ------------------------------------------------------------------------------------
 
 
-class LangGraphPeer:
-    def __init__(self, state: Path, erp: Erp) -> None:
-        from langchain_core.messages import AIMessage, ToolMessage
-        from langchain_core.tools import StructuredTool
-        from langgraph.checkpoint.sqlite import SqliteSaver
-        from langgraph.graph import START, MessagesState, StateGraph
-        from langgraph.prebuilt import ToolNode, tools_condition
-        from langgraph.types import interrupt
+class _GraphPeer:
+    """What both LangGraph peers share: a compiled graph over ``SqliteSaver`` on the state DB, one
+    thread per session, ``durability="sync"``; *propose* returns the interrupt id, *approve* resumes
+    that interrupt by its id (``Command(resume={interrupt_id: decision})``), which loads the
+    thread's latest checkpoint."""
 
+    def __init__(self, state: Path, decision: Any) -> None:
         self.model_calls = 0
+        self.decision = decision  # the resume value for the interrupt
+        self.conn = connect(state, check_same_thread=False)
+        self.conn.isolation_level = "DEFERRED"  # SqliteSaver commits its own transactions
+        self.graph: Any = None
 
-        def model(state: MessagesState) -> dict[str, Any]:
-            self.model_calls += 1
-            messages = state["messages"]
-            if any(isinstance(m, ToolMessage) for m in messages):
-                return {"messages": [AIMessage(content=FINAL)]}
-            i = session_of(str(messages[0].content))
-            call = {"name": "update_price", "args": {"item_id": i, "new_price": price_for(i)}, "id": f"call_{i}_1"}
-            return {"messages": [AIMessage(content="", tool_calls=[call])]}
+    def saver(self) -> Any:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        return SqliteSaver(self.conn)
+
+    @staticmethod
+    def tool(erp: Erp, gate: Any = None) -> Any:
+        """W2's ``update_price``; ``gate(item_id, new_price)`` runs first and may stop it."""
+        from langchain_core.tools import StructuredTool
 
         def update_price(item_id: int, new_price: float) -> dict[str, Any]:
-            decision = interrupt({"tool": "update_price", "args": {"item_id": item_id, "new_price": new_price}})
-            if decision != "approve":
+            if gate is not None and not gate(item_id, new_price):
                 return {"item_id": item_id, "status": "rejected"}
             return erp.update_price(item_id, new_price)
 
-        tool = StructuredTool.from_function(update_price, name="update_price", description=DESCRIPTION)
-        builder = StateGraph(MessagesState)
-        builder.add_node("model", model)
-        builder.add_node("tools", ToolNode([tool]))
-        builder.add_edge(START, "model")
-        builder.add_conditional_edges("model", tools_condition)
-        builder.add_edge("tools", "model")
-        self.conn = connect(state, check_same_thread=False)
-        self.conn.isolation_level = "DEFERRED"  # SqliteSaver commits its own transactions
-        self.graph: Any = builder.compile(checkpointer=SqliteSaver(self.conn))
+        return StructuredTool.from_function(update_price, name="update_price", description=DESCRIPTION)
 
     @staticmethod
     def config(sid: str) -> dict[str, Any]:
@@ -258,7 +267,7 @@ class LangGraphPeer:
     async def approve(self, sid: str, interrupt_id: str) -> str:
         from langgraph.types import Command
 
-        out = self.graph.invoke(Command(resume={interrupt_id: "approve"}), self.config(sid), durability="sync")
+        out = self.graph.invoke(Command(resume={interrupt_id: self.decision}), self.config(sid), durability="sync")
         return str(out["messages"][-1].content)
 
     def transcript(self, sid: str) -> tuple[int, str]:
@@ -267,6 +276,83 @@ class LangGraphPeer:
 
     def close(self) -> None:
         self.conn.close()
+
+
+class LangGraphAgentPeer(_GraphPeer):
+    """W2.md's configuration: langchain's ``create_agent`` with ``HumanInTheLoopMiddleware``."""
+
+    def __init__(self, state: Path, erp: Erp) -> None:
+        from langchain.agents import create_agent
+        from langchain.agents.middleware import HumanInTheLoopMiddleware
+        from langchain_core.language_models import BaseChatModel
+        from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        super().__init__(state, {"decisions": [{"type": "approve"}]})  # the middleware's HITLResponse (batched)
+        peer = self
+
+        class ScriptedChatModel(BaseChatModel):
+            """W2's model: stateless, scripted; tools bound are accepted and not used."""
+
+            @property
+            def _llm_type(self) -> str:
+                return "w2-scripted"
+
+            def _generate(
+                self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+            ) -> ChatResult:
+                peer.model_calls += 1
+                if any(isinstance(m, ToolMessage) for m in messages):
+                    reply = AIMessage(content=FINAL)
+                else:
+                    i = session_of(str(messages[0].content))
+                    args = {"item_id": i, "new_price": price_for(i)}
+                    call = {"name": "update_price", "args": args, "id": f"call_{i}_1"}
+                    reply = AIMessage(content="", tool_calls=[call])
+                return ChatResult(generations=[ChatGeneration(message=reply)])
+
+            def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+                return self
+
+        self.graph = create_agent(
+            ScriptedChatModel(),
+            tools=[self.tool(erp)],
+            middleware=[HumanInTheLoopMiddleware(interrupt_on={"update_price": True})],
+            checkpointer=self.saver(),
+        )
+
+
+class LangGraphPlainPeer(_GraphPeer):
+    """A lighter configuration than W2.md's: a plain ``StateGraph`` with ``interrupt()`` in the tool."""
+
+    def __init__(self, state: Path, erp: Erp) -> None:
+        from langchain_core.messages import AIMessage, ToolMessage
+        from langgraph.graph import START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode, tools_condition
+        from langgraph.types import interrupt
+
+        super().__init__(state, "approve")
+
+        def model(state: MessagesState) -> dict[str, Any]:
+            self.model_calls += 1
+            messages = state["messages"]
+            if any(isinstance(m, ToolMessage) for m in messages):
+                return {"messages": [AIMessage(content=FINAL)]}
+            i = session_of(str(messages[0].content))
+            call = {"name": "update_price", "args": {"item_id": i, "new_price": price_for(i)}, "id": f"call_{i}_1"}
+            return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+        def gate(item_id: int, new_price: float) -> bool:
+            args = {"item_id": item_id, "new_price": new_price}
+            return bool(interrupt({"tool": "update_price", "args": args}) == "approve")
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", model)
+        builder.add_node("tools", ToolNode([self.tool(erp, gate)]))
+        builder.add_edge(START, "model")
+        builder.add_conditional_edges("model", tools_condition)
+        builder.add_edge("tools", "model")
+        self.graph = builder.compile(checkpointer=self.saver())
 
 
 # ---- the timing run --------------------------------------------------------------------------------
@@ -323,10 +409,17 @@ class Loops:
         }
 
 
+PEER_CLASSES: dict[str, Any] = {
+    "pydantic-ai": PydanticAIPeer,
+    "langgraph": LangGraphAgentPeer,
+    "langgraph-plain": LangGraphPlainPeer,
+}
+
+
 async def timing(name: str, folder: Path, sessions: int) -> dict[str, Any]:
     state = folder / "state.db"
     erp = Erp(folder / "erp.db", sessions)
-    peer = PydanticAIPeer(state, erp) if name == "pydantic-ai" else LangGraphPeer(state, erp)
+    peer = PEER_CLASSES[name](state, erp)
     try:
         loops = await Loops().run(peer, sessions, name)
         finished = {peer.transcript(sid) for sid, _ in [*loops.warm, *loops.proposals]}
@@ -349,10 +442,11 @@ def run_peer(name: str, folder: Path, sessions: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description="Workload W2's timing run on the peers (pydantic-ai, LangGraph).")
     parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--peer", action="append", choices=tuple(PEER_MODULES), help="this peer only (repeatable)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = []
-    for name in PEERS:
+    for name in args.peer or PEERS:
         with tempfile.TemporaryDirectory(prefix=f"w2-{name}-") as tmp:
             t = time.perf_counter()
             rows.append(run_peer(name, Path(tmp), args.sessions))
