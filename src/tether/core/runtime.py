@@ -7,6 +7,10 @@ runner at once (409); across processes the store's version check does.
 Every turn runs in an asyncio task of its own, the session's *driver* (an API call that waits for
 the turn awaits that task), so ``cancel`` can stop it wherever it is — in the model call, in a
 tool, between the two — without touching the request that started it.
+
+Here: the entry points and driving a turn. ``Runtime`` takes the rest from its parts: answering a
+waiting session (answering.py), job results and recovery (resumption.py), cancelling a turn
+(cancellation.py), and the locks and tasks that run turns (drivers.py).
 """
 
 from __future__ import annotations
@@ -16,17 +20,18 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Coroutine
 from typing import Any
 
-from tether.core.answers import accept_answer
+from tether.core.answering import Answering, _close_lapsed_login
+from tether.core.cancellation import CANCELLED_REASON, Cancellation
+from tether.core.drivers import Drivers
 from tether.core.dsl import compile_dsl
 from tether.core.events import EventType
 from tether.core.loop import Decision, run_turn
-from tether.core.messages import ModelReply, ToolCall, tool_message
-from tether.core.pipeline import frame, summarise
-from tether.core.ports import AsyncJob, Commit, DslStore, SessionStore
-from tether.core.session import AgentSession, Identity, Owner, Status, Step, new_id, split_caller
+from tether.core.messages import ModelReply, ToolCall
+from tether.core.ports import Commit, DslStore, SessionStore
+from tether.core.resumption import Resumption
+from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
 from tether.core.skills import SkillRouter
 from tether.core.telemetry import TURN
 from tether.core.turn import Turn, TurnDeps, hash_token
@@ -34,14 +39,6 @@ from tether.errors import Conflict, GuardRefused, InvalidInput, NotFound, Unauth
 
 log = logging.getLogger("tether.runtime")
 MAX_MESSAGE_CHARS = 32_000
-NOT_STARTED = "not run: the server stopped before this call started; it was not retried"
-INTERRUPTED = (
-    "interrupted: the server stopped while this call was in flight; it was not retried and its effect is unknown"
-)
-CANCELLED_REASON = "cancelled by the user"
-CANCELLED_IN_FLIGHT = "cancelled by the user while this call was in flight; its effect is unknown"
-CANCELLED_NOT_RUN = "not run: the user cancelled the turn"
-CANCELLED_WAITING = "cancelled by the user while waiting for this; a later answer or callback is ignored"
 FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
 
@@ -55,7 +52,7 @@ def check_message(message: str) -> str:
     return message
 
 
-class Runtime:
+class Runtime(Answering, Resumption, Cancellation, Drivers):
     def __init__(self, deps: TurnDeps, router: SkillRouter, dsl_store: DslStore) -> None:
         self.deps = deps
         self.store: SessionStore = deps.store
@@ -317,30 +314,6 @@ class Runtime:
         await lock.acquire()
         await self._held(session_id, lock, self._claim_and_apply(session_id))
 
-    async def _claim_and_apply(self, session_id: str) -> AgentSession:
-        """Apply the session's stored job results and continue its turn — on one replica only:
-        the one whose claim of the session's lease succeeds. A replica running the session or
-        holding it applies them itself (``_drive`` looks again before it lets go), and a claim
-        that lapses with its replica is taken by the next sweep."""
-        s = await self.store.load(session_id)
-        if not await self._has_results(s):
-            return s
-        if not await self.store.claim_session(session_id):
-            return s
-        s = await self.store.load(session_id)  # as of the claim
-        version = s.version
-        if s.status is Status.WAITING_ASYNC_CALLBACK and await self._apply_jobs(s):
-            return await self._continue(s)
-        if s.version == version:  # nothing was committed (another replica was first): let go
-            await self.store.release_session(session_id)
-        return s
-
-    async def _has_results(self, s: AgentSession) -> bool:
-        """Whether a job the waiting session waits for has a stored, unapplied result."""
-        if s.status is not Status.WAITING_ASYNC_CALLBACK:
-            return False
-        return any(j.job_id in s.waiting_job_ids for j in await self.store.unapplied_jobs(s.session_id))
-
     async def recover(self) -> int:
         """Resume every RUNNING session whose lease expired (its runner died): each is claimed
         first, so of all the replicas sweeping at once exactly one recovers it."""
@@ -379,129 +352,11 @@ class Runtime:
             log.warning("shutdown: %d turn(s) stopped, %d lease(s) handed back", len(left), handed)
         return len(left)
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    async def drain(self) -> None:
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background runtime task failed: %r", task.exception())
-
     # ---- internals ------------------------------------------------------------------------------
-
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(session_id, asyncio.Lock())
-
-    async def _claim(self, session_id: str) -> asyncio.Lock:
-        """Take the session's lock or refuse at once: a second runner gets 409, never a wait."""
-        lock = self._lock(session_id)
-        if lock.locked():
-            raise Conflict("the session is running a turn; wait for it to finish")
-        await lock.acquire()  # an unlocked, uncontended Lock is taken without yielding
-        return lock
 
     def _turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None) -> Turn:
         turn_id = s.current_turn_id if resumed and s.current_turn_id else new_id("turn")
         return Turn(s, self.deps, turn_id, resumed, identity)
-
-    async def _launch(
-        self,
-        session_id: str,
-        lock: asyncio.Lock,
-        body: Coroutine[Any, Any, AgentSession],
-        wait: bool = True,
-        at_once: AgentSession | None = None,
-    ) -> AgentSession:
-        """Run ``body`` (holding ``lock``, already taken) as the session's driver, a task of its
-        own, and wait for it; with ``wait=False`` return ``at_once`` instead. A client that goes
-        away does not stop the turn."""
-        task = self.spawn(self._held(session_id, lock, body))
-        if not wait and at_once is not None:
-            return at_once
-        result: AgentSession = await asyncio.shield(task)
-        return result
-
-    async def _held(self, session_id: str, lock: asyncio.Lock, body: Coroutine[Any, Any, AgentSession]) -> AgentSession:
-        """The driver: runs ``body`` and releases ``lock`` after it. When ``cancel`` stops it,
-        the session is recorded as cancelled before the lock is released, so nothing can start
-        in between."""
-        me = asyncio.current_task()
-        assert me is not None
-        self._drivers[session_id] = me
-        try:
-            try:
-                return await body
-            except asyncio.CancelledError:
-                if session_id not in self._stopping:
-                    raise  # not the user's stop (a shutdown): the lease lets recovery take over
-                me.uncancel()
-                return await self._cancelled(await self._settled(session_id))
-        finally:
-            self._stopping.discard(session_id)
-            if self._drivers.get(session_id) is me:
-                del self._drivers[session_id]
-            lock.release()
-
-    async def _settled(self, session_id: str) -> AgentSession:
-        """The session as stored once the cancelled step's writes are in: any commit it left in
-        the store's queue lands (or fails) before this no-op lease write returns, so the load
-        below sees it."""
-        await self.store.renew_lease(session_id, -1)
-        return await self.store.load(session_id)
-
-    async def _cancelled(self, s: AgentSession) -> AgentSession:
-        """Close what the turn left open, end the session CANCELLED, commit and publish."""
-        turn = self._turn(s, resumed=True)
-        now = time.time()
-
-        def close(call_id: str, tool_id: str, reason: str, args: dict[str, Any] | None = None) -> None:
-            index = s.tool_message_index(call_id)
-            message = tool_message(call_id, frame(tool_id, "error", {"error": reason, "retryable": False}))
-            if index is None:
-                s.append(message)
-            else:
-                s.set_message(index, message)
-            step = s.step(call_id)
-            if step is None:
-                s.executed_steps.append(
-                    Step(turn.turn_id, call_id, tool_id, args or {}, "FAILED", {"error": reason}, now, now)
-                )
-            else:
-                step.status, step.result, step.finished_at = "FAILED", {"error": reason}, now
-            turn.emit(
-                EventType.TOOL_EXECUTION_FAILED,
-                {"toolCallId": call_id, "toolId": tool_id, "error": reason, "cancelled": True},
-            )
-
-        for call, started in _unanswered_calls(s):
-            reason = CANCELLED_IN_FLIGHT if started else CANCELLED_NOT_RUN
-            close(call["id"], call["function"]["name"], reason, _loads(call["function"].get("arguments")))
-        for pending in s.pending_entries():  # the head and any queued behind it
-            close(pending["toolCallId"], pending["toolId"], CANCELLED_WAITING)
-        s.pending_interaction = None
-        jobs = list(s.waiting_job_ids)
-        for job_id in jobs:
-            job = await self.store.get_job(job_id)
-            if job is not None:
-                await self.store.finish_job(job_id, "FAILED", None, CANCELLED_REASON)  # a later callback: duplicate
-                close(job.tool_call_id, job.tool_id, CANCELLED_WAITING)
-        s.waiting_job_ids = []
-        s.transition(Status.CANCELLED)
-        s.last_error = None
-        turn.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": CANCELLED_REASON})
-        s.updated_at = time.time()
-        await self.store.commit(Commit(s, turn.pending, applied_job_ids=jobs))
-        for e in turn.pending:
-            self.deps.bus.publish(e)
-        turn.pending = []
-        return s
 
     async def _drive(self, turn: Turn) -> AgentSession:
         s = turn.session
@@ -538,136 +393,6 @@ class Runtime:
         turn = self._turn(s, resumed=True, identity=identity)
         return await self._drive(turn)
 
-    async def _apply_jobs(self, s: AgentSession) -> bool:
-        """Put finished jobs' results into their tool messages; True when none is left pending."""
-        jobs = [j for j in await self.store.unapplied_jobs(s.session_id) if j.job_id in s.waiting_job_ids]
-        if not jobs:
-            return not s.waiting_job_ids
-        turn = self._turn(s, resumed=True)
-        for job in jobs:
-            self._apply_job(s, turn, job)
-        s.updated_at = time.time()
-        await self.store.commit(Commit(s, turn.pending, applied_job_ids=[j.job_id for j in jobs]))
-        for e in turn.pending:
-            self.deps.bus.publish(e)
-        return not s.waiting_job_ids
-
-    def _apply_job(self, s: AgentSession, turn: Turn, job: AsyncJob) -> None:
-        ok = job.status == "SUCCEEDED"
-        data = job.result if ok else {"error": job.error or "the job failed", "result": job.result}
-        _settle_call(s, job.tool_call_id, job.tool_id, "value" if ok else "error", data)
-        s.waiting_job_ids.remove(job.job_id)
-        base = {"toolCallId": job.tool_call_id, "toolId": job.tool_id, "externalJobId": job.job_id}
-        turn.emit(EventType.TOOL_CALLBACK_RECEIVED, {**base, "status": job.status})
-        if ok:
-            turn.emit(EventType.TOOL_EXECUTION_FINISHED, {**base, "kind": "value", "summary": summarise(data)})
-        else:
-            turn.emit(EventType.TOOL_EXECUTION_FAILED, {**base, "error": data["error"]})
-
-    async def _answer(
-        self,
-        s: AgentSession,
-        interaction_id: str,
-        result: dict[str, Any],
-        identity: Identity | None = None,
-        message: str | None = None,
-        leading: list[tuple[str, dict[str, Any]]] | None = None,
-        guard: Any = None,
-    ) -> AgentSession:
-        """Settle the interaction with ``result``; ``leading`` events (an op's outcome) are
-        emitted first, in the same commit, which also carries ``guard`` (``Commit.guard``)."""
-        pending = s.pending_interaction
-        if interaction_id in s.answered_interactions:
-            raise Conflict(f"interaction {interaction_id!r} is already answered")
-        if s.status not in (Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION) or not pending:
-            raise Conflict(f"the session is {s.status.value}, not waiting for an answer")
-        entry = next((e for e in s.pending_entries() if e["interactionId"] == interaction_id), None)
-        if entry is not None and entry["kind"] == "login":
-            raise Conflict("the login expired: log in again, then send your request as a new message")
-        if entry is not None:
-            result = self._checked_answer(entry, result)  # 422 here leaves the session waiting
-        entry = s.take_interaction(interaction_id)
-        call_id, tool_id = entry["toolCallId"], entry["toolId"]
-        _settle_call(s, call_id, tool_id, "value", result)
-        answered = {
-            "interactionId": interaction_id,
-            "kind": entry["kind"],
-            "toolCallId": call_id,
-            "toolId": tool_id,
-            "result": result,
-        }
-        if s.pending_interaction is not None:  # the same message asked more: wait for the next one
-            target = (
-                Status.WAITING_CONFIRMATION
-                if s.pending_interaction["kind"] == "proposal"
-                else Status.WAITING_USER_INPUT
-            )
-            if s.status is not target:
-                s.transition(target)
-            turn = self._turn(s, resumed=True)
-            turn.guard = guard
-            _note_answer(turn, answered, message, leading)
-            await turn.commit()
-            return s
-        if s.waiting_job_ids:
-            s.transition(Status.WAITING_ASYNC_CALLBACK)
-            turn = self._turn(s, resumed=True)
-            turn.guard = guard
-            _note_answer(turn, answered, message, leading)
-            await turn.commit()
-            return s
-        s.transition(Status.RUNNING)
-        turn = self._turn(s, resumed=True, identity=identity)
-        turn.guard = guard
-        _note_answer(turn, answered, message, leading)  # committed with the resumed turn's start
-        return await self._drive(turn)
-
-    def _checked_answer(self, entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-        """The answer checked against what asked for it (a form's values against its schema); a
-        proposal's outcome comes from the op queue, not from a person's text."""
-        if entry["kind"] == "proposal":
-            return result
-        return accept_answer(self.deps.pipeline.registry.get(str(entry["toolId"])), entry, result)
-
-    async def _recover_locked(self, session_id: str) -> None:
-        lock = self._lock(session_id)
-        await lock.acquire()
-
-        async def body() -> AgentSession:
-            s = await self.store.load(session_id)
-            return await self._recover(s) if s.status is Status.RUNNING else s
-
-        await self._held(session_id, lock, body())
-
-    async def _recover(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
-        """Give every call cut off mid-flight an error result, then wait or continue."""
-        turn = self._turn(s, resumed=True, identity=identity)
-        for call, started in _unanswered_calls(s):
-            reason = INTERRUPTED if started else NOT_STARTED
-            name = call["function"]["name"]
-            s.append(tool_message(call["id"], frame(name, "error", {"error": reason, "retryable": False})))
-            now = time.time()
-            args = _loads(call["function"].get("arguments"))
-            s.executed_steps.append(Step(turn.turn_id, call["id"], name, args, "FAILED", {"error": reason}, now, now))
-            turn.emit(EventType.TOOL_EXECUTION_FAILED, {"toolCallId": call["id"], "toolId": name, "error": reason})
-        turn.emit(EventType.ERROR, {"message": "the server restarted during this turn; resuming", "recovered": True})
-        await turn.commit()
-        if s.pending_interaction:
-            target = (
-                Status.WAITING_CONFIRMATION
-                if s.pending_interaction["kind"] == "proposal"
-                else Status.WAITING_USER_INPUT
-            )
-            s.transition(target)
-            await turn.commit()
-            return s
-        if s.waiting_job_ids and not await self._apply_jobs(s):
-            s.transition(Status.WAITING_ASYNC_CALLBACK)
-            turn.emit(EventType.WAITING_ASYNC_CALLBACK, {"externalJobIds": list(s.waiting_job_ids)})
-            await turn.commit()
-            return s
-        return await self._drive(self._turn(s, resumed=True, identity=identity))
-
     async def _compile(self, s: AgentSession, turn_id: str) -> str | None:
         dsl = compile_dsl(s, turn_id, self.deps.pipeline.registry)
         if dsl is None:
@@ -678,57 +403,6 @@ class Runtime:
         else:
             await self.dsl_store.save_dsl(dsl)
         return dsl.dsl_id
-
-
-LOGIN_LAPSED = "the user's login had expired; they logged in again and sent a new message"
-
-
-def _note_answer(
-    turn: Turn, answered: dict[str, Any], message: str | None, leading: list[tuple[str, dict[str, Any]]] | None = None
-) -> None:
-    """The record a client rebuilds the conversation from: the user's message (when the answer
-    came as one) and which interaction was answered with what, after any ``leading`` events."""
-    for type_, data in leading or []:
-        turn.emit(type_, data)
-    if message is not None:
-        turn.emit(EventType.USER_MESSAGE, {"content": message, "interactionId": answered["interactionId"]})
-    turn.emit(EventType.INTERACTION_ANSWERED, answered)
-
-
-def _settle_call(s: AgentSession, call_id: str, tool_id: str, kind: str, data: Any) -> None:
-    """A call's outcome arrived later (a job's callback, a person's answer, a lapsed login): its tool
-    message is replaced in place and its step finished, both with ``data``."""
-    index = s.tool_message_index(call_id)
-    if index is not None:
-        s.set_message(index, tool_message(call_id, frame(tool_id, kind, data)))
-    step = s.step(call_id)
-    if step is not None:
-        step.status, step.result, step.finished_at = ("FAILED" if kind == "error" else "SUCCEEDED"), data, time.time()
-
-
-def _close_lapsed_login(s: AgentSession, pending: dict[str, Any]) -> None:
-    _settle_call(s, pending["toolCallId"], pending["toolId"], "error", {"error": LOGIN_LAPSED, "retryable": True})
-    s.pending_interaction = None
-
-
-def _unanswered_calls(s: AgentSession) -> list[tuple[dict[str, Any], bool]]:
-    """Tool calls with no tool message, each with whether it may have started: calls of one
-    message run in order, so only the first unanswered one can have been in flight."""
-    answered = {m.get("tool_call_id") for m in s.transcript if m.get("role") == "tool"}
-    calls: list[tuple[dict[str, Any], bool]] = []
-    for m in s.transcript:
-        if m.get("role") == "assistant":
-            missing = [c for c in m.get("tool_calls") or [] if c["id"] not in answered]
-            calls += [(c, n == 0) for n, c in enumerate(missing)]
-    return calls
-
-
-def _loads(arguments: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _busy(s: AgentSession) -> str:

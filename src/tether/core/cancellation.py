@@ -1,0 +1,84 @@
+"""Cancelling a session's turn, once its driver has stopped (or when nothing was running): every
+call the turn left open, every interaction it waits for and every async job gets an error result,
+and the session ends ``CANCELLED`` with a ``TURN_FINISHED`` event, in one commit.
+
+Never re-run or wait for a call that was in flight: its effect is reported as unknown. A later
+answer or callback for what was closed here is ignored (a job is finished as FAILED, so its
+callback is a duplicate).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from tether.core.events import EventType
+from tether.core.messages import tool_message
+from tether.core.pipeline import frame
+from tether.core.ports import Commit, SessionStore
+from tether.core.resumption import _loads, _unanswered_calls
+from tether.core.session import AgentSession, Identity, Status, Step
+from tether.core.turn import Turn, TurnDeps
+
+CANCELLED_REASON = "cancelled by the user"
+CANCELLED_IN_FLIGHT = "cancelled by the user while this call was in flight; its effect is unknown"
+CANCELLED_NOT_RUN = "not run: the user cancelled the turn"
+CANCELLED_WAITING = "cancelled by the user while waiting for this; a later answer or callback is ignored"
+
+
+class Cancellation:
+    """The runtime's part that closes a cancelled turn (mixed into ``Runtime``)."""
+
+    deps: TurnDeps
+    store: SessionStore
+
+    if TYPE_CHECKING:  # provided by Runtime
+
+        def _turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None) -> Turn: ...
+
+    async def _cancelled(self, s: AgentSession) -> AgentSession:
+        """Close what the turn left open, end the session CANCELLED, commit and publish."""
+        turn = self._turn(s, resumed=True)
+        now = time.time()
+
+        def close(call_id: str, tool_id: str, reason: str, args: dict[str, Any] | None = None) -> None:
+            index = s.tool_message_index(call_id)
+            message = tool_message(call_id, frame(tool_id, "error", {"error": reason, "retryable": False}))
+            if index is None:
+                s.append(message)
+            else:
+                s.set_message(index, message)
+            step = s.step(call_id)
+            if step is None:
+                s.executed_steps.append(
+                    Step(turn.turn_id, call_id, tool_id, args or {}, "FAILED", {"error": reason}, now, now)
+                )
+            else:
+                step.status, step.result, step.finished_at = "FAILED", {"error": reason}, now
+            turn.emit(
+                EventType.TOOL_EXECUTION_FAILED,
+                {"toolCallId": call_id, "toolId": tool_id, "error": reason, "cancelled": True},
+            )
+
+        for call, started in _unanswered_calls(s):
+            reason = CANCELLED_IN_FLIGHT if started else CANCELLED_NOT_RUN
+            close(call["id"], call["function"]["name"], reason, _loads(call["function"].get("arguments")))
+        for pending in s.pending_entries():  # the head and any queued behind it
+            close(pending["toolCallId"], pending["toolId"], CANCELLED_WAITING)
+        s.pending_interaction = None
+        jobs = list(s.waiting_job_ids)
+        for job_id in jobs:
+            job = await self.store.get_job(job_id)
+            if job is not None:
+                await self.store.finish_job(job_id, "FAILED", None, CANCELLED_REASON)  # a later callback: duplicate
+                close(job.tool_call_id, job.tool_id, CANCELLED_WAITING)
+        s.waiting_job_ids = []
+        s.transition(Status.CANCELLED)
+        s.last_error = None
+        turn.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": CANCELLED_REASON})
+        s.updated_at = time.time()
+        await self.store.commit(Commit(s, turn.pending, applied_job_ids=jobs))
+        for e in turn.pending:
+            self.deps.bus.publish(e)
+        turn.pending = []
+        return s
