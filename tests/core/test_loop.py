@@ -9,6 +9,8 @@ import pytest
 
 from tests.core.harness import assert_valid_transcript, harness, tool_messages
 from tether.core.session import Status
+from tether.core.skills import Skill
+from tether.core.tools import ToolContext, tool
 from tether.core.turn import Limits
 from tether.models.scripted import calls, failure, text
 
@@ -277,5 +279,32 @@ def test_a_stored_but_unapplied_result_is_applied_by_a_retry_or_the_sweep(db_url
             again = await h.runtime.callback(two.job_id, two.token, "SUCCEEDED", {"v": 2}, None)
             await h.runtime.drain()
             assert again["duplicate"] and len(h.model.requests) == 4
+
+    asyncio.run(main())
+
+
+def test_a_turn_longer_than_its_lease_keeps_it_renewed(db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """The driver renews the lease while a slow tool runs: no sweep (here or on another replica)
+    takes the session as abandoned, and the turn's own commits still land."""
+    seen: list[list[str]] = []
+
+    async def main() -> None:
+        @tool()
+        async def slow(ctx: ToolContext) -> dict[str, bool]:
+            """Takes three lease lengths."""
+            for _ in range(6):
+                await asyncio.sleep(0.2)
+                seen.append(await h.store.expired_running())
+            return {"done": True}
+
+        skill = Skill("slow-skill", "A slow tool.", ("slow",), "Use it.", ("test",))
+        replies = [calls(("slow", {}, "c1")), text("finished")]
+        async with harness(db_url, replies, tools=[slow], skills=[skill]) as h:
+            h.store.lease_seconds = 0.4  # a beat every 0.2 s (the shortest interval)
+            s = await h.start()
+            assert s.status is Status.SUCCEEDED, s.last_error
+            assert json.loads(tool_messages(s)[0]["content"])["data"] == {"done": True}
+            assert len(seen) == 6 and seen == [[]] * 6, f"the session lapsed while its turn ran: {seen}"
+            assert await h.store.expired_running() == []
 
     asyncio.run(main())

@@ -20,6 +20,7 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tether.core.answering import Answering, _close_lapsed_login
@@ -360,7 +361,7 @@ class Runtime(Answering, Resumption, Cancellation, Drivers):
 
     async def _drive(self, turn: Turn) -> AgentSession:
         s = turn.session
-        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat(s))
+        stop_heartbeat = self._heartbeat(s)
         attributes = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": "tether",
@@ -377,16 +378,39 @@ class Runtime(Answering, Resumption, Cancellation, Drivers):
                 if s.status is Status.FAILED:
                     span.fail(s.last_error or "the turn failed")
         finally:
-            heartbeat.cancel()
+            stop_heartbeat()
         if await self._has_results(s):  # callbacks that arrived while the turn was finishing
             return await self._claim_and_apply(s.session_id)
         return s
 
-    async def _heartbeat(self, s: AgentSession) -> None:
+    def _heartbeat(self, s: AgentSession) -> Callable[[], None]:
+        """Renew the running session's lease every third of it until the returned function is
+        called. A timer, not a task: most turns end before the first beat. One renewal at a time;
+        a failed one is logged and the next beat tries again."""
+        loop = asyncio.get_running_loop()
         interval = max(getattr(self.store, "lease_seconds", 30.0) / 3, 0.2)
-        while True:
-            await asyncio.sleep(interval)
-            await self.store.renew_lease(s.session_id, s.version)
+        renewal: asyncio.Task[bool] | None = None
+        timer: asyncio.TimerHandle
+
+        def renewed(task: asyncio.Task[bool]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("renewing the lease of session %s failed: %s", s.session_id, task.exception())
+
+        def beat() -> None:
+            nonlocal renewal, timer
+            if renewal is None or renewal.done():
+                renewal = loop.create_task(self.store.renew_lease(s.session_id, s.version))
+                renewal.add_done_callback(renewed)
+            timer = loop.call_later(interval, beat)
+
+        timer = loop.call_later(interval, beat)
+
+        def stop() -> None:
+            timer.cancel()
+            if renewal is not None:
+                renewal.cancel()
+
+        return stop
 
     async def _continue(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
         s.transition(Status.RUNNING)
