@@ -264,7 +264,8 @@ async def pydantic_ai_runner(persist: str, path: Path, marks: Marks) -> AsyncIte
         async with agent.iter(message) as run:
             async for node in run:
                 if Agent.is_model_request_node(node):  # commit the step before the next model call
-                    save(message, run.all_messages())
+                    done = run.all_messages()  # in 2.68 the node's request (the tool results) is not in it yet
+                    save(message, done if any(m is node.request for m in done) else [*done, node.request])
             messages = run.all_messages()
             save(message, messages)
             if run.result is None or run.result.output != FINAL:
