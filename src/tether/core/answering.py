@@ -32,7 +32,9 @@ class Answering:
 
     if TYPE_CHECKING:  # provided by Runtime
 
-        def _turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None) -> Turn: ...
+        def _turn(
+            self, s: AgentSession, resumed: bool, identity: Identity | None = None, guard: Any = None
+        ) -> Turn: ...
 
         async def _drive(self, turn: Turn) -> AgentSession: ...
 
@@ -76,21 +78,18 @@ class Answering:
             )
             if s.status is not target:
                 s.transition(target)
-            turn = self._turn(s, resumed=True)
-            turn.guard = guard
+            turn = self._turn(s, resumed=True, guard=guard)
             _note_answer(turn, answered, message, leading)
             await turn.commit()
             return s
         if s.waiting_job_ids:
             s.transition(Status.WAITING_ASYNC_CALLBACK)
-            turn = self._turn(s, resumed=True)
-            turn.guard = guard
+            turn = self._turn(s, resumed=True, guard=guard)
             _note_answer(turn, answered, message, leading)
             await turn.commit()
             return s
         s.transition(Status.RUNNING)
-        turn = self._turn(s, resumed=True, identity=identity)
-        turn.guard = guard
+        turn = self._turn(s, resumed=True, identity=identity, guard=guard)
         _note_answer(turn, answered, message, leading)  # committed with the resumed turn's start
         return await self._drive(turn)
 

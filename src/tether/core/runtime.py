@@ -272,8 +272,7 @@ class Runtime(Answering, Resumption, Cancellation, Drivers):
                         if s.version != version or attempt == 2:
                             raise
                         continue
-                turn = self._turn(s, resumed=True, identity=identity)
-                turn.guard = guard
+                turn = self._turn(s, resumed=True, identity=identity, guard=guard)
                 for type_, data in events:
                     turn.emit(type_, data)
                 try:
@@ -355,9 +354,12 @@ class Runtime(Answering, Resumption, Cancellation, Drivers):
 
     # ---- internals ------------------------------------------------------------------------------
 
-    def _turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None) -> Turn:
+    def _turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None, guard: Any = None) -> Turn:
+        """A turn of ``s``; ``guard`` (``Commit.guard``) rides its first commit."""
         turn_id = s.current_turn_id if resumed and s.current_turn_id else new_id("turn")
-        return Turn(s, self.deps, turn_id, resumed, identity)
+        turn = Turn(s, self.deps, turn_id, resumed, identity)
+        turn.guard = guard
+        return turn
 
     async def _drive(self, turn: Turn) -> AgentSession:
         s = turn.session
