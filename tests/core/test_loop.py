@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
-from tests.core.harness import assert_valid_transcript, harness, tool_messages
+from tests.core.harness import ALICE, assert_valid_transcript, harness, tool_messages
 from tether.core.session import Status
 from tether.core.skills import Skill
 from tether.core.tools import ToolContext, tool
@@ -306,5 +307,44 @@ def test_a_turn_longer_than_its_lease_keeps_it_renewed(db_url: str) -> None:  # 
             assert json.loads(tool_messages(s)[0]["content"])["data"] == {"done": True}
             assert len(seen) == 6 and seen == [[]] * 6, f"the session lapsed while its turn ran: {seen}"
             assert await h.store.expired_running() == []
+
+    asyncio.run(main())
+
+
+def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """DESIGN §3: state is persisted before the next external call. Read back from the store at
+    the moment the model is called: at the first call the new session and its TURN_STARTED are
+    stored; after an answer, the answered tool message and the resumed turn's start are."""
+    found: list[tuple[str, list[str], list[str]]] = []
+    rig: dict[str, Any] = {}
+
+    async def stored_now(request: Any) -> None:
+        store = rig["h"].store
+        [latest] = await store.list_sessions(ALICE, 1, 0)
+        s = await store.load(latest.session_id)
+        types = [e.type for e in await store.events_after(latest.session_id, 0, 1000)]
+        found.append((s.query, types, [str(m.get("content")) for m in s.transcript if m["role"] == "tool"]))
+
+    async def first(request: Any) -> Any:
+        await stored_now(request)
+        return calls(("ask", {"question": "which colour?"}, "q1"))
+
+    async def second(request: Any) -> Any:
+        await stored_now(request)
+        return text("blue it is")
+
+    async def main() -> None:
+        async with harness(db_url, [first, second]) as h:
+            rig["h"] = h
+            message = f"test durability {id(rig)}"
+            s = await h.start(message)
+            assert s.status is Status.WAITING_USER_INPUT
+            iid = s.pending_interaction["interactionId"]
+            s = await h.runtime.complete_interaction(s.session_id, ALICE, iid, {"answer": "blue"})
+            assert s.status is Status.SUCCEEDED, s.last_error
+            (query, types, _), (_, later, tools) = found
+            assert query == message and types[-1] == "TURN_STARTED"
+            assert later[-2:] == ["INTERACTION_ANSWERED", "TURN_STARTED"]
+            assert "blue" in tools[0]
 
     asyncio.run(main())
