@@ -62,7 +62,7 @@ class Answering:
             result = self._checked_answer(entry, result)  # 422 here leaves the session waiting
         entry = s.take_interaction(interaction_id)
         call_id, tool_id = entry["toolCallId"], entry["toolId"]
-        _settle_call(s, call_id, tool_id, "value", result)
+        settle_call(s, call_id, tool_id, "value", result)
         answered = {
             "interactionId": interaction_id,
             "kind": entry["kind"],
@@ -113,7 +113,7 @@ def _note_answer(
     turn.emit(EventType.INTERACTION_ANSWERED, answered)
 
 
-def _settle_call(s: AgentSession, call_id: str, tool_id: str, kind: str, data: Any) -> None:
+def settle_call(s: AgentSession, call_id: str, tool_id: str, kind: str, data: Any) -> None:
     """A call's outcome arrived later (a job's callback, a person's answer, a lapsed login): its tool
     message is replaced in place and its step finished, both with ``data``."""
     index = s.tool_message_index(call_id)
@@ -124,6 +124,6 @@ def _settle_call(s: AgentSession, call_id: str, tool_id: str, kind: str, data: A
         step.status, step.result, step.finished_at = ("FAILED" if kind == "error" else "SUCCEEDED"), data, time.time()
 
 
-def _close_lapsed_login(s: AgentSession, pending: dict[str, Any]) -> None:
-    _settle_call(s, pending["toolCallId"], pending["toolId"], "error", {"error": LOGIN_LAPSED, "retryable": True})
+def close_lapsed_login(s: AgentSession, pending: dict[str, Any]) -> None:
+    settle_call(s, pending["toolCallId"], pending["toolId"], "error", {"error": LOGIN_LAPSED, "retryable": True})
     s.pending_interaction = None

@@ -16,7 +16,7 @@ from tether.core.events import EventType
 from tether.core.messages import tool_message
 from tether.core.pipeline import frame
 from tether.core.ports import Commit, SessionStore
-from tether.core.resumption import _loads, _unanswered_calls
+from tether.core.resumption import call_arguments, unanswered_calls
 from tether.core.session import AgentSession, Identity, Status, Step
 from tether.core.turn import Turn, TurnDeps
 
@@ -60,9 +60,9 @@ class Cancellation:
                 {"toolCallId": call_id, "toolId": tool_id, "error": reason, "cancelled": True},
             )
 
-        for call, started in _unanswered_calls(s):
+        for call, started in unanswered_calls(s):
             reason = CANCELLED_IN_FLIGHT if started else CANCELLED_NOT_RUN
-            close(call["id"], call["function"]["name"], reason, _loads(call["function"].get("arguments")))
+            close(call["id"], call["function"]["name"], reason, call_arguments(call["function"].get("arguments")))
         for pending in s.pending_entries():  # the head and any queued behind it
             close(pending["toolCallId"], pending["toolId"], CANCELLED_WAITING)
         s.pending_interaction = None

@@ -74,8 +74,12 @@ def message_tokens(m: Message) -> int:
 
 
 def request_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
-    specs = estimate_tokens(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
-    return specs + sum(message_tokens(m) for m in messages)
+    return spec_tokens(tools) + sum(message_tokens(m) for m in messages)
+
+
+def spec_tokens(tools: Sequence[dict[str, Any]]) -> int:
+    """The tool specs' share of a request (their JSON: the costly part of an estimate)."""
+    return estimate_tokens(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
 
 
 def clip_text(text: str, tokens: int, mark: str = "…") -> str:
@@ -160,7 +164,7 @@ def _layout(
     cap = max(MIN_RESULT, budget // OLD_RESULT_SHARE)
     older = [[clip_result(m, cap) for m in transcript[a:b]] for a, b in spans[:-1]]
     a, b = spans[-1] if spans else (len(transcript), len(transcript))
-    specs = request_tokens((), tools)  # the tool specs once: their JSON is the costly part
+    specs = spec_tokens(tools)
     fixed, room = specs + _size(system), budget - specs - _size(head)
     return _Layout(head, older, [s for s, _ in spans[:-1]], list(transcript[a:b]), a, fixed, room)
 

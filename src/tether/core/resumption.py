@@ -14,7 +14,7 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from tether.core.answering import _settle_call
+from tether.core.answering import settle_call
 from tether.core.events import EventType
 from tether.core.messages import tool_message
 from tether.core.pipeline import frame, summarise
@@ -90,7 +90,7 @@ class Resumption:
     def _apply_job(self, s: AgentSession, turn: Turn, job: AsyncJob) -> None:
         ok = job.status == "SUCCEEDED"
         data = job.result if ok else {"error": job.error or "the job failed", "result": job.result}
-        _settle_call(s, job.tool_call_id, job.tool_id, "value" if ok else "error", data)
+        settle_call(s, job.tool_call_id, job.tool_id, "value" if ok else "error", data)
         s.waiting_job_ids.remove(job.job_id)
         base = {"toolCallId": job.tool_call_id, "toolId": job.tool_id, "externalJobId": job.job_id}
         turn.emit(EventType.TOOL_CALLBACK_RECEIVED, {**base, "status": job.status})
@@ -112,12 +112,12 @@ class Resumption:
     async def _recover(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
         """Give every call cut off mid-flight an error result, then wait or continue."""
         turn = self._turn(s, resumed=True, identity=identity)
-        for call, started in _unanswered_calls(s):
+        for call, started in unanswered_calls(s):
             reason = INTERRUPTED if started else NOT_STARTED
             name = call["function"]["name"]
             s.append(tool_message(call["id"], frame(name, "error", {"error": reason, "retryable": False})))
             now = time.time()
-            args = _loads(call["function"].get("arguments"))
+            args = call_arguments(call["function"].get("arguments"))
             s.executed_steps.append(Step(turn.turn_id, call["id"], name, args, "FAILED", {"error": reason}, now, now))
             turn.emit(EventType.TOOL_EXECUTION_FAILED, {"toolCallId": call["id"], "toolId": name, "error": reason})
         turn.emit(EventType.ERROR, {"message": "the server restarted during this turn; resuming", "recovered": True})
@@ -139,7 +139,7 @@ class Resumption:
         return await self._drive(self._turn(s, resumed=True, identity=identity))
 
 
-def _unanswered_calls(s: AgentSession) -> list[tuple[dict[str, Any], bool]]:
+def unanswered_calls(s: AgentSession) -> list[tuple[dict[str, Any], bool]]:
     """Tool calls with no tool message, each with whether it may have started: calls of one
     message run in order, so only the first unanswered one can have been in flight."""
     answered = {m.get("tool_call_id") for m in s.transcript if m.get("role") == "tool"}
@@ -151,7 +151,8 @@ def _unanswered_calls(s: AgentSession) -> list[tuple[dict[str, Any], bool]]:
     return calls
 
 
-def _loads(arguments: str | None) -> dict[str, Any]:
+def call_arguments(arguments: str | None) -> dict[str, Any]:
+    """A tool call's JSON arguments as a dict (``{}`` when they are not a JSON object)."""
     try:
         value = json.loads(arguments or "{}")
     except json.JSONDecodeError:

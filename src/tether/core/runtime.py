@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tether.core.answering import Answering, _close_lapsed_login
+from tether.core.answering import Answering, close_lapsed_login
 from tether.core.cancellation import CANCELLED_REASON, Cancellation
 from tether.core.drivers import Drivers
 from tether.core.dsl import compile_dsl
@@ -160,7 +160,7 @@ class Runtime(Answering, Resumption, Cancellation, Drivers):
             answer = {"answer": message}
             return await self._answer(s, pending["interactionId"], answer, identity, message=message)
         if pending and pending["kind"] == "login":
-            _close_lapsed_login(s, pending)  # the message is a new request, sent with the new token
+            close_lapsed_login(s, pending)  # the message is a new request, sent with the new token
         s.transition(Status.RUNNING)
         s.append({"role": "user", "content": message})
         turn = self._turn(s, resumed=False, identity=identity)
