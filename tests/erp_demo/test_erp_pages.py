@@ -85,9 +85,32 @@ def test_bill_page_escapes_hostile_data(site: TestClient, erp: Erp) -> None:
 
 
 def _stage(erp: Erp, body: dict[str, Any], user: str = "sales01") -> str:
+    """A staged op, confirmed as tether's confirm does for a manual op (``execStaging`` validate)."""
     r = erp.post(user, "/ai/staging", body)
     assert r.status_code == 200, r.text
-    return str(r.json()["sId"])
+    op_id = str(r.json()["sId"])
+    confirmed = erp.post(user, f"/ai/execStaging/{op_id}", {"mode": "validate"})
+    assert confirmed.status_code == 200 and confirmed.json()["status"] == "confirmed", confirmed.text
+    return op_id
+
+
+def test_a_draft_is_shown_but_not_saved_before_its_confirm(site: TestClient, erp: Erp) -> None:
+    payload = {"customer_id": facts.SALES01_CUSTOMER[0], "details": [{"material_id": "M0004", "qty": 2}]}
+    r = erp.post("sales01", "/ai/staging", {"opType": "create", "targetFormId": "2001", "payload": payload})
+    op_id = r.json()["sId"]
+    _login(site)
+    page = site.get("/erp/form/2001", params={"staging": op_id})
+    assert page.status_code == 200 and "confirm it in the chat first" in page.text and "<form" not in page.text
+    confirmed = _stage(erp, {"opType": "create", "targetFormId": "2001", "payload": payload})
+    csrf = _csrf(site.get("/erp/form/2001", params={"staging": confirmed}).text)  # a valid token: not a 403
+    before = _count(erp, "quotation")
+    form = {"csrf": csrf, "customer_id": "C0001", "line0.material_id": "M0004", "line0.qty": "2"}
+    saved = site.post(f"/erp/form/2001/save?staging={op_id}", data=form)
+    assert saved.status_code == 409 and "confirm it in the chat first" in saved.text
+    assert _count(erp, "quotation") == before
+    assert erp.get("sales01", f"/ai/staging/{op_id}").json()["status"] == "draft"
+    assert site.post(f"/erp/form/2001/save?staging={confirmed}", data=form).status_code == 303  # once confirmed
+    assert _count(erp, "quotation") == before + 1
 
 
 def test_prefill_escapes_and_save_writes(site: TestClient, erp: Erp) -> None:
@@ -118,7 +141,7 @@ def test_prefill_escapes_and_save_writes(site: TestClient, erp: Erp) -> None:
     other = site.post(f"/erp/form/2001/save?staging={op_id}", data={**form, "customer_id": facts.SALES02_CUSTOMER[0]})
     assert other.status_code == 422 and _count(erp, "quotation") == before
     assert facts.SALES02_CUSTOMER[1] not in other.text  # no name hint for a customer outside sales01's rows
-    assert erp.get("sales01", f"/ai/staging/{op_id}").json()["status"] == "draft"  # still waiting for a good save
+    assert erp.get("sales01", f"/ai/staging/{op_id}").json()["status"] == "confirmed"  # still waiting for a good save
     saved = site.post(f"/erp/form/2001/save?staging={op_id}", data=form)
     assert saved.status_code == 303
     bill_id = saved.headers["location"].split("bill=")[1]

@@ -30,6 +30,14 @@ def _stage(erp: Erp, user: str = "sales01", **body: Any) -> dict[str, Any]:
     return data
 
 
+def _execute(erp: Erp, op_id: str) -> Any:
+    """execStaging as tether calls it after its confirm: a manual op is validated (confirmed) first."""
+    op = erp.get("sales01", f"/ai/staging/{op_id}").json()["op"]
+    if op["status"] == "draft" and not op["auto_execute"]:
+        erp.post("sales01", f"/ai/execStaging/{op_id}", {"mode": "validate"})
+    return erp.post("sales01", f"/ai/execStaging/{op_id}", {"mode": "execute"})
+
+
 def _create_quote(erp: Erp, **extra: Any) -> dict[str, Any]:
     payload = {
         "customer_id": facts.SALES01_CUSTOMER[0],
@@ -54,6 +62,11 @@ def test_stage_get_todos(erp: Erp) -> None:
         r = erp.get(other, f"/ai/staging/{op['id']}")
         assert r.status_code == 404 and r.json()["code"] == -1
         assert erp.post(other, f"/ai/execStaging/{op['id']}", {"mode": "execute"}).status_code == 404
+    assert erp.get("sales01", "/ai/myTodos").json()["ops"] == []  # a draft waits for its confirm in the chat
+    manual = erp.post("sales01", f"/ai/execStaging/{op['id']}", {"mode": "execute"})  # no confirm yet
+    assert manual.status_code == 409 and "confirm it in the chat first" in manual.json()["msg"]
+    assert _count(erp, "quotation") == before and erp.get("sales01", f"/ai/staging/{op['id']}").json()["status"] == "draft"
+    assert erp.post("sales01", f"/ai/execStaging/{op['id']}", {"mode": "validate"}).json()["status"] == "confirmed"
     todos = erp.get("sales01", "/ai/myTodos").json()
     assert [t["id"] for t in todos["ops"]] == [op["id"]] and todos["ops"][0]["link"].endswith(f"staging={op['id']}")
     assert erp.get("sales02", "/ai/myTodos").json()["ops"] == []
@@ -124,11 +137,11 @@ def test_exec_is_idempotent(erp: Erp) -> None:
 def test_failed_execution_writes_nothing(erp: Erp) -> None:
     before = {t: _count(erp, t) for t in ("quotation", "quotation_line", "bill_seq")}
     op_id = _stage(erp, opType="create", targetFormId="2001", payload={"remark": "缺客户"})["sId"]  # required missing
-    r = erp.post("sales01", f"/ai/execStaging/{op_id}", {"mode": "execute"}).json()
+    r = _execute(erp, op_id).json()
     assert r["status"] == "failed" and r["code"] == -1 and "customer_id" in r["errorMsg"] and r["link"] is None
     assert {t: _count(erp, t) for t in before} == before
     # a failed op wrote nothing, so executing it again is a retry: it fails again, still writing nothing
-    assert erp.post("sales01", f"/ai/execStaging/{op_id}", {"mode": "execute"}).json()["status"] == "failed"
+    assert _execute(erp, op_id).json()["status"] == "failed"
     assert {t: _count(erp, t) for t in before} == before
     assert erp.post("sales01", f"/ai/execStaging/{op_id}", {"mode": "run"}).status_code == 422
 
@@ -146,7 +159,7 @@ def test_base_version_mismatch_fails(erp: Erp) -> None:
         {"sFormId": "2001", "handleType": "update", "sId": qid, "data": {"remark": "人工改过"}},
     )
     assert touched.status_code == 200
-    r = erp.post("sales01", f"/ai/execStaging/{op_id}", {"mode": "execute"}).json()
+    r = _execute(erp, op_id).json()
     assert r["status"] == "failed" and "the record changed since the proposal; propose again" in r["errorMsg"]
     master = erp.get("sales01", f"/getBusinessDataById/2001/{qid}").json()["master"]
     assert master["remark"] == "人工改过" and master["version"] == version + 1
@@ -179,7 +192,7 @@ def test_update_and_delete_ops(erp: Erp) -> None:
         payload={"remark": "AI 改", "details": [{"material_id": "M0002", "qty": 7, "unit_price": 20}]},
     )
     assert up["op"]["base_version"] == 1  # the current version when not given
-    assert erp.post("sales01", f"/ai/execStaging/{up['sId']}", {"mode": "execute"}).json()["status"] == "executed"
+    assert _execute(erp, up['sId']).json()["status"] == "executed"
     bill = erp.get("sales01", f"/getBusinessDataById/2001/{made['sId']}").json()
     assert (
         bill["master"]["remark"] == "AI 改"
@@ -187,7 +200,7 @@ def test_update_and_delete_ops(erp: Erp) -> None:
         and bill["details"][0]["material_code"] == "M0002"
     )
     rm = _stage(erp, opType="delete", targetFormId="2001", targetBillId=made["sId"])
-    r = erp.post("sales01", f"/ai/execStaging/{rm['sId']}", {"mode": "execute"}).json()
+    r = _execute(erp, rm['sId']).json()
     assert r["status"] == "executed" and r["link"] is None and r["resultBillId"] is None
     assert erp.get("sales01", f"/getBusinessDataById/2001/{made['sId']}").status_code == 404
 
@@ -209,7 +222,7 @@ def test_generate_sales_order_from_quotation(erp: Erp) -> None:
     assert order["master"]["total_amount"] == round(quote["details"][0]["amount"] + quote["details"][2]["amount"], 2)
     # and on down the chain: delivery from the order
     dn = _stage(erp, opType="generate", targetFormId="2003", sourceRef={"formId": "2002", "billId": r["resultBillId"]})
-    out = erp.post("sales01", f"/ai/execStaging/{dn['sId']}", {"mode": "execute"}).json()
+    out = _execute(erp, dn['sId']).json()
     assert out["status"] == "executed" and out["resultBillNo"].startswith("DN")
     bad = _stage(
         erp,
@@ -217,7 +230,7 @@ def test_generate_sales_order_from_quotation(erp: Erp) -> None:
         targetFormId="2002",
         sourceRef={"formId": "2001", "billId": facts.REVISION_QUOTATION_ID, "lineIds": ["nope"]},
     )
-    assert erp.post("sales01", f"/ai/execStaging/{bad['sId']}", {"mode": "execute"}).json()["status"] == "failed"
+    assert _execute(erp, bad['sId']).json()["status"] == "failed"
 
 
 def test_expiry_and_cancel(erp: Erp) -> None:
@@ -243,7 +256,7 @@ def test_concurrent_exec_and_numbering(erp: Erp) -> None:
 
     user = erp.demo.user_of(erp.token("sales01"))
     before = _count(erp, "quotation")
-    op_id = _create_quote(erp)["sId"]
+    op_id = _create_quote(erp, autoExecute=True)["sId"]
 
     def run(_: int) -> tuple[str, str | None]:
         with erp.demo.tx() as conn:

@@ -261,6 +261,8 @@ def render_staging(
         if outcome["link"]:
             body += f"<p><a href='{esc(outcome['link'])}'>查看单据</a></p>"
         return page(title, head + body)
+    if op.status == "draft":  # shown, not saved: the confirm belongs to the chat
+        return page(title, head + f"<p class='err'>{esc(staging.UNCONFIRMED)}</p>")
     action = f"{root}/form/{form.form_id}/save?staging={quote(op.id)}"
     hidden = f"<input type='hidden' name='csrf' value='{esc(csrf_for(user.token))}'>"
     problems = ""
@@ -347,6 +349,8 @@ def save(conn: sa.Connection, user: User, form: Form, op_id: str, fields: dict[s
         return page("已拒绝", "<p class='err'>页面已过期，请重新打开。</p>", status=403)
     if op.status not in staging.WAITING:
         return render_staging(conn, user, form, op, root)
+    if op.status == "draft":  # nothing is written before the person's confirm in the chat
+        return page("尚未确认", f"<p class='err'>{esc(staging.UNCONFIRMED)}</p>", status=409)
     payload: dict[str, Any] | None = None
     values: dict[str, Any] = {}
     lines: list[dict[str, Any]] | None = None

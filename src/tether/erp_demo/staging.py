@@ -31,6 +31,7 @@ from tether.erp_demo.values import as_flag, as_int, as_text, jsonable
 OP_TYPES = ("create", "update", "delete", "examine", "generate")
 TERMINAL = ("executed", "failed", "cancelled", "expired")
 WAITING = ("draft", "confirmed")
+UNCONFIRMED = "the proposal is not confirmed yet: confirm it in the chat first, then complete it here"
 STALE = "the record changed since the proposal; propose again"
 _OP_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 MAX_PAYLOAD = 200_000
@@ -168,13 +169,15 @@ def expire(conn: sa.Connection, row: Any) -> Any:
 
 
 def todos(conn: sa.Connection, user: User, every: bool = False) -> list[dict[str, Any]]:
-    """The caller's ops waiting in the ERP (draft / confirmed), newest first; ``every``: all of them."""
+    """The caller's ops waiting for them in the ERP — confirmed in the chat, to be completed in the
+    native form — newest first; ``every``: all of them. A draft waits for its confirm in the chat,
+    not here."""
     query = sa.select(ai_op_queue).where(ai_op_queue.c.user_id == user.id, ai_op_queue.c.brands_id == user.brands_id)
     if not every:
-        query = query.where(ai_op_queue.c.status.in_(WAITING))
+        query = query.where(ai_op_queue.c.status == "confirmed")
     rows = conn.execute(query.order_by(ai_op_queue.c.created_at.desc(), ai_op_queue.c.id).limit(200)).all()
     rows = [expire(conn, r) for r in rows]
-    return [op_dict(r) for r in rows if every or r.status in WAITING]
+    return [op_dict(r) for r in rows if every or r.status == "confirmed"]
 
 
 # ---- executing ---------------------------------------------------------------------------------------
@@ -262,6 +265,8 @@ def execute(conn: sa.Connection, user: User, op_id: str, mode: Any) -> Any:
     if mode not in ("execute", "validate"):
         raise Invalid({"mode": "must be execute or validate"})
     if mode == "execute":
+        if op.status == "draft" and not op.auto_execute:  # seed §10: a manual op waits for its confirm
+            raise Conflict(UNCONFIRMED)
         return finish(conn, user, op, lambda: perform(conn, user, op))
     try:
         with conn.begin_nested():

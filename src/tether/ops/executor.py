@@ -6,6 +6,10 @@ service account), and must be idempotent on ``op.op_id``: a repeated ``execute``
 business system already executed returns that first outcome and writes nothing again.
 An executor raises ``ToolError`` when the business system cannot be reached or refuses the call;
 it returns an ``OpOutcome`` with status ``failed`` when the op itself failed there.
+
+An executor may also define ``permits(op, who) -> bool``: whether the caller may still act on
+the op (the ERP's: its form is still among the caller's grants). Confirm asks it before the gate;
+an op it refuses is answered 404 and nothing changes.
 """
 
 from __future__ import annotations

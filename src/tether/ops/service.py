@@ -117,7 +117,7 @@ class OpService:
     async def _confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
         now = time.time()
         if self.store.sessions is not None and self.audit.sessions is not None:
-            found, won = await self._read_and_gate(op_id, who.owner, now)
+            found, won = await self._read_and_gate(op_id, who, now)
             if found is None:
                 raise NotFound("no such op")
             if won:
@@ -125,10 +125,14 @@ class OpService:
             op = found  # not confirmable as read: the cases below answer it
         else:
             op = await self._owned(op_id, who.owner)
+        if not self._permits(op, who):
+            raise NotFound(f"no access to form {op.form_id!r} any more: the op cannot be confirmed")
         if op.status == "draft" and op.expire_at <= now:
             op = await self._expire(op)
         if op.status in CLOSED:
             raise Conflict(f"the op is {op.status}; it cannot be confirmed (propose again)")
+        if op.status == "failed" and op.expire_at <= now:
+            raise Conflict("the op failed and its proposal has expired since; it cannot be retried (propose again)")
         if op.status not in CONFIRMABLE:
             return (await self._drive_if_stranded(op, who)).view()
         gate, audit, then, confirmed = self._gate_plan(op, now)
@@ -155,15 +159,16 @@ class OpService:
             then.append((("confirmed",), {"status": "executing", "updated_at": now}))
         return gate, audit, then, confirmed
 
-    async def _read_and_gate(self, op_id: str, owner: Owner, now: float) -> tuple[Op | None, bool]:
-        """One transaction on the session store's writer: read the owner's op and, when it is
-        confirmable (a live draft, or failed), pass the gate with its audit row and moves. Returns
-        the op (as the gate left it when this call won) and whether it won."""
-        read = self.store.get_run(op_id, owner)
+    async def _read_and_gate(self, op_id: str, who: Identity, now: float) -> tuple[Op | None, bool]:
+        """One transaction on the session store's writer: read the caller's op and, when it is
+        confirmable (draft or failed, not past its expiry, its form still the caller's), pass the
+        gate with its audit row and moves. Returns the op (as the gate left it when this call won)
+        and whether it won."""
+        read = self.store.get_run(op_id, who.owner)
 
         def run(cur: Any) -> tuple[Op | None, bool]:
             op = read(cur)
-            if op is None or op.status not in CONFIRMABLE or (op.status == "draft" and op.expire_at <= now):
+            if op is None or op.status not in CONFIRMABLE or op.expire_at <= now or not self._permits(op, who):
                 return op, False
             gate, audit, then, confirmed = self._gate_plan(op, now)
             if not self.store.move_run(op.op_id, CONFIRMABLE, gate, live_at=now)(cur):
@@ -204,9 +209,13 @@ class OpService:
             raise Conflict(f"the op is {current.status}; only a draft can be cancelled")
         op = cancelled
         try:
-            await self._executor(op).cancel(op, who.credential)
+            there = await self._executor(op).cancel(op, who.credential)
         except ToolError as exc:  # the business system's draft expires by itself
             log.warning("cancelling op %s in the business system failed: %s", op.op_id, exc.message)
+        else:
+            if there.status == "executed":  # carried out there meanwhile (its own API): that is the truth
+                done = await self._record(op, there, who, ("cancelled",))
+                raise Conflict(f"the op was already carried out in the business system ({done.message or 'executed'})")
         self._deliver(op, who)
         return op.view()
 
@@ -227,6 +236,12 @@ class OpService:
         if op is None:
             raise NotFound("no such op")
         return op
+
+    def _permits(self, op: Op, who: Identity) -> bool:
+        """The executor's own check that the caller may still act on the op, when it has one (the
+        ERP's: the op's form is still among the caller's grants)."""
+        check = getattr(self.executors.get(op.executor), "permits", None)
+        return check is None or bool(check(op, who))
 
     def _executor(self, op: Op) -> OpExecutor:
         executor = self.executors.get(op.executor)

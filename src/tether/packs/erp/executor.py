@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.pack import Op, OpOutcome, ToolError
+from tether.pack import Identity, Op, OpOutcome, ToolError
 from tether.packs.erp.client import ErpClient
 
 NAME = "erp"
@@ -30,6 +30,11 @@ class ErpOpExecutor:
 
     def __init__(self, client: ErpClient) -> None:
         self.client = client
+
+    @staticmethod
+    def permits(op: Op, who: Identity) -> bool:
+        """The form is still granted (seed §7: the ERP stores grants, tether enforces them)."""
+        return op.form_id in who.grants
 
     @staticmethod
     def _token(credential: str | None) -> str:
