@@ -65,7 +65,9 @@ def test_stage_get_todos(erp: Erp) -> None:
     assert erp.get("sales01", "/ai/myTodos").json()["ops"] == []  # a draft waits for its confirm in the chat
     manual = erp.post("sales01", f"/ai/execStaging/{op['id']}", {"mode": "execute"})  # no confirm yet
     assert manual.status_code == 409 and "confirm it in the chat first" in manual.json()["msg"]
-    assert _count(erp, "quotation") == before and erp.get("sales01", f"/ai/staging/{op['id']}").json()["status"] == "draft"
+    assert (
+        _count(erp, "quotation") == before and erp.get("sales01", f"/ai/staging/{op['id']}").json()["status"] == "draft"
+    )
     assert erp.post("sales01", f"/ai/execStaging/{op['id']}", {"mode": "validate"}).json()["status"] == "confirmed"
     todos = erp.get("sales01", "/ai/myTodos").json()
     assert [t["id"] for t in todos["ops"]] == [op["id"]] and todos["ops"][0]["link"].endswith(f"staging={op['id']}")
@@ -192,7 +194,7 @@ def test_update_and_delete_ops(erp: Erp) -> None:
         payload={"remark": "AI 改", "details": [{"material_id": "M0002", "qty": 7, "unit_price": 20}]},
     )
     assert up["op"]["base_version"] == 1  # the current version when not given
-    assert _execute(erp, up['sId']).json()["status"] == "executed"
+    assert _execute(erp, up["sId"]).json()["status"] == "executed"
     bill = erp.get("sales01", f"/getBusinessDataById/2001/{made['sId']}").json()
     assert (
         bill["master"]["remark"] == "AI 改"
@@ -200,7 +202,7 @@ def test_update_and_delete_ops(erp: Erp) -> None:
         and bill["details"][0]["material_code"] == "M0002"
     )
     rm = _stage(erp, opType="delete", targetFormId="2001", targetBillId=made["sId"])
-    r = _execute(erp, rm['sId']).json()
+    r = _execute(erp, rm["sId"]).json()
     assert r["status"] == "executed" and r["link"] is None and r["resultBillId"] is None
     assert erp.get("sales01", f"/getBusinessDataById/2001/{made['sId']}").status_code == 404
 
@@ -222,7 +224,7 @@ def test_generate_sales_order_from_quotation(erp: Erp) -> None:
     assert order["master"]["total_amount"] == round(quote["details"][0]["amount"] + quote["details"][2]["amount"], 2)
     # and on down the chain: delivery from the order
     dn = _stage(erp, opType="generate", targetFormId="2003", sourceRef={"formId": "2002", "billId": r["resultBillId"]})
-    out = _execute(erp, dn['sId']).json()
+    out = _execute(erp, dn["sId"]).json()
     assert out["status"] == "executed" and out["resultBillNo"].startswith("DN")
     bad = _stage(
         erp,
@@ -230,7 +232,7 @@ def test_generate_sales_order_from_quotation(erp: Erp) -> None:
         targetFormId="2002",
         sourceRef={"formId": "2001", "billId": facts.REVISION_QUOTATION_ID, "lineIds": ["nope"]},
     )
-    assert _execute(erp, bad['sId']).json()["status"] == "failed"
+    assert _execute(erp, bad["sId"]).json()["status"] == "failed"
 
 
 def test_expiry_and_cancel(erp: Erp) -> None:
