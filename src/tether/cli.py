@@ -178,7 +178,8 @@ def _where(url: str) -> str:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``tether audit verify``: walk the hash chain; exit 1 naming the first row that breaks it."""
+    """``tether audit verify``: walk the hash chain and compare its end with the head; exit 1
+    saying where it breaks. ``--head HASH``: a head noted earlier must still be in the chain."""
     from tether.store.audit import SqlAuditLog
     from tether.store.migrate import upgrade
 
@@ -187,13 +188,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
     log = SqlAuditLog(settings.database_url)
     try:
         rows = len(log.rows())
-        broken = log.verify()
+        broken = log.verify(args.head)
+        head = log.head()
     finally:
         log.close()
     if broken is not None:
-        print(f"audit log BROKEN at row id {broken}: it was changed, or a row before it was deleted or moved")
+        where = f"at row id {broken.row_id}" if broken.row_id is not None else "at its end"
+        print(f"audit log BROKEN {where}: {broken.reason}")
         return 1
-    print(f"audit log intact: {rows} row(s), hash chain verified")
+    last = head[1] if head else ""
+    print(f"audit log intact: {rows} row(s), hash chain verified; head {last}")
+    print("  (note the head elsewhere; `tether audit verify --head <hash>` later checks it is still in the chain)")
     return 0
 
 
@@ -377,6 +382,7 @@ def parser() -> argparse.ArgumentParser:
     erp_seed.set_defaults(fn=cmd_erp_seed)
     audit = sub.add_parser("audit", help="audit log commands")
     audit.add_argument("action", choices=["verify"])
+    audit.add_argument("--head", help="a head hash printed by an earlier verify: it must still be in the chain")
     audit.set_defaults(fn=cmd_audit)
     db = sub.add_parser("db", help="database commands")
     db.add_argument("action", choices=["upgrade"])

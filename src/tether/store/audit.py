@@ -15,6 +15,13 @@ within a process; on SQLite the writer's BEGIN IMMEDIATE and on PostgreSQL a tra
 advisory lock serialise appends across processes; on MariaDB ``prev_hash`` is unique, so an
 append that linked to a tail another replica just extended fails its statement alone and links
 again to the new tail (a locking read sees it).
+
+The chain alone cannot show rows deleted from its end (what is left is still a chain), so every
+append also moves the head — ``audit_head``: the number of rows and the last hash — in its own
+transaction, and ``verify`` compares the walk's end with it. Whoever can write the table can
+rewrite the head too, and recompute every hash (there is no secret): ``tether audit verify``
+prints the head's hash, and ``--head HASH`` checks that a head recorded elsewhere earlier is still
+in the chain.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -31,7 +39,7 @@ import sqlalchemy as sa
 from tether.core.session import Owner
 from tether.core.tools import ToolContext
 from tether.store.database import create_read_engine, normalize_url
-from tether.store.tables import audit_log
+from tether.store.tables import audit_head, audit_log
 from tether.store.writer import Write
 
 if TYPE_CHECKING:
@@ -45,6 +53,15 @@ _CHAIN_LOCK = 7_305_118_272  # PostgreSQL advisory lock key: one appender of the
 def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
     body = json.dumps([prev_hash, *(row[f] for f in _FIELDS)], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class AuditBreak:
+    """Where ``verify`` found the log broken: the first row that breaks the chain, or None when
+    the chain holds but does not end where its head says (rows deleted from the end)."""
+
+    row_id: int | None
+    reason: str
 
 
 APPEND_TRIES = 20  # replicas racing for the tail: each retry reads the tail another one just wrote
@@ -120,6 +137,7 @@ class SqlAuditLog:
         mark, backend = self.sessions.placeholder, self.sessions.backend
         columns = (*_FIELDS, "prev_hash", "hash")
         insert = f"INSERT INTO audit_log ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+        move_head = f"UPDATE audit_head SET entries = entries + 1, hash = {mark} WHERE name = 'chain'"
 
         mariadb = backend in ("mysql", "mariadb")
 
@@ -130,8 +148,10 @@ class SqlAuditLog:
                 cur.execute(_TAIL_LOCKED if mariadb else _TAIL)
                 found = cur.fetchone()
                 prev = found[0] if found else GENESIS
+                linked = chain_hash(prev, row)
                 try:
-                    cur.execute(insert, (*(row[f] for f in _FIELDS), prev, chain_hash(prev, row)))
+                    cur.execute(insert, (*(row[f] for f in _FIELDS), prev, linked))
+                    cur.execute(move_head, (linked,))
                     return
                 except Exception as e:  # MariaDB: another replica linked to that tail first (prev_hash unique)
                     # only the statement failed there, the transaction goes on: read the new tail, link to it
@@ -146,7 +166,13 @@ class SqlAuditLog:
                 with self.engine.begin() as conn:  # a fresh snapshot each time: it sees the new tail
                     tail = conn.execute(sa.select(audit_log.c.hash).order_by(audit_log.c.id.desc()).limit(1)).scalar()
                     prev = tail or GENESIS
-                    conn.execute(audit_log.insert().values(**row, prev_hash=prev, hash=chain_hash(prev, row)))
+                    linked = chain_hash(prev, row)
+                    conn.execute(audit_log.insert().values(**row, prev_hash=prev, hash=linked))
+                    conn.execute(
+                        audit_head.update()
+                        .where(audit_head.c.name == "chain")
+                        .values(entries=audit_head.c.entries + 1, hash=linked)
+                    )
                 return
             except (sa.exc.IntegrityError, sa.exc.OperationalError):  # another replica linked to that tail first
                 if attempt == APPEND_TRIES - 1:
@@ -160,13 +186,35 @@ class SqlAuditLog:
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
 
-    def verify(self) -> int | None:
-        """The id of the first row that breaks the chain, or None when the whole log is intact."""
-        prev = GENESIS
+    def head(self) -> tuple[int, str] | None:
+        """(rows, last hash) as the head records them; None when the head row is gone."""
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                sa.select(audit_head.c.entries, audit_head.c.hash).where(audit_head.c.name == "chain")
+            ).first()
+        return None if found is None else (int(found[0]), str(found[1]))
+
+    def verify(self, recorded_head: str | None = None) -> AuditBreak | None:
+        """Where the log is broken, or None when it is whole: every row links to the one before
+        it, the last one is where the head says, and ``recorded_head`` (a hash noted earlier,
+        elsewhere) is one of the chain's."""
+        prev, count, seen = GENESIS, 0, recorded_head is None or recorded_head == GENESIS
         for row in self.rows():
             if row["prev_hash"] != prev or row["hash"] != chain_hash(prev, row):
-                return int(row["id"])
-            prev = row["hash"]
+                return AuditBreak(int(row["id"]), "it was changed, or a row before it was deleted or moved")
+            prev, count = row["hash"], count + 1
+            seen = seen or prev == recorded_head
+        head = self.head()
+        if head is None:
+            return AuditBreak(None, "the chain's head (table audit_head) is gone")
+        if head != (count, prev):
+            return AuditBreak(
+                None,
+                f"the head records {head[0]} row(s) ending in {head[1][:16]}, the table holds {count}"
+                f" ending in {prev[:16]}: rows were deleted from its end, or the head was changed",
+            )
+        if not seen:
+            return AuditBreak(None, f"the recorded head {str(recorded_head)[:16]} is no longer in the chain")
         return None
 
     def close(self) -> None:

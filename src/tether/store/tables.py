@@ -167,6 +167,17 @@ audit_log = sa.Table(
     **_table_kw,
 )
 
+# The audit chain's head (0007): the number of rows and the last row's hash, moved in the same
+# transaction as every append, so rows deleted from the end (or all of them) are seen as missing.
+audit_head = sa.Table(
+    "audit_head",
+    metadata,
+    sa.Column("name", sa.String(16), primary_key=True),  # "chain": one row
+    sa.Column("entries", sa.BigInteger, nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    **_table_kw,
+)
+
 # Write proposals and their lifecycle (tether/ops): the op id is the deep-link token, the
 # business system's staging id and the idempotency key of confirm and execute.
 op_queue = sa.Table(
