@@ -235,6 +235,35 @@ def test_generate_sales_order_from_quotation(erp: Erp) -> None:
     assert _execute(erp, bad["sId"]).json()["status"] == "failed"
 
 
+def test_a_generate_is_bound_to_its_upstream_bill_as_proposed(erp: Erp) -> None:
+    """The upstream bill changed between the proposal and the confirm: the generate fails and
+    writes nothing, as an update of a changed record does (seed §10's 确认前底层数据变化)."""
+    qid = facts.REVISION_QUOTATION_ID
+    version = erp.get("sales01", f"/getBusinessDataById/2001/{qid}").json()["master"]["version"]
+    ref = {"formId": "2001", "billId": qid}
+    op = _stage(erp, opType="generate", targetFormId="2002", autoExecute=True, sourceRef=ref)
+    assert op["op"]["base_version"] == version  # bound to the quotation as it stood
+    manual = _stage(erp, opType="generate", targetFormId="2002", sourceRef=ref)
+    changed = erp.post(
+        "sales01",
+        "/addUpdateDelBusinessData",
+        {"sFormId": "2001", "handleType": "update", "sId": qid, "data": {"remark": "改了单价之前"}},
+    )
+    assert changed.status_code == 200
+    orders = _count(erp, "sales_order")
+    r = erp.post("sales01", f"/ai/execStaging/{op['sId']}", {}).json()
+    assert r["status"] == "failed" and "the record changed since the proposal" in r["errorMsg"], r
+    checked = erp.post("sales01", f"/ai/execStaging/{manual['sId']}", {"mode": "validate"}).json()
+    assert checked["status"] == "failed" and "the record changed since the proposal" in checked["errorMsg"]
+    assert _count(erp, "sales_order") == orders
+    stale = erp.post(
+        "sales01",
+        "/ai/staging",
+        {"opType": "generate", "targetFormId": "2002", "sourceRef": ref, "baseVersion": version},
+    )
+    assert stale.status_code == 409  # already stale when proposed
+
+
 def test_expiry_and_cancel(erp: Erp) -> None:
     before = _count(erp, "quotation")
     op_id = _create_quote(erp)["sId"]

@@ -112,11 +112,14 @@ def create(conn: sa.Connection, user: User, body: Any, ttl_s: int) -> dict[str, 
         base = row.version
     else:
         target_bill = None
-    if op_type == "generate":
+    if op_type == "generate":  # bound to the upstream bill as it is now: its version, like a target's
         source, bill_id, _ = writes.parse_source_ref(source_ref)
         if (source.form_id, form.form_id) not in writes.GENERATE:
             raise Invalid({"target_form_id": f"cannot generate {form.form_id} from {source.form_id}"})
-        writes.locked_record(conn, user, source, bill_id)
+        row = writes.locked_record(conn, user, source, bill_id)
+        if base is not None and base != row.version:
+            raise Conflict(f"{STALE} (the upstream bill is at version {row.version}, proposal based on {base})")
+        base = row.version
     elif source_ref is not None and not isinstance(source_ref, dict):
         raise Invalid({"source_ref": "must be an object"})
     _check_payload(conn, user, op_type, form, payload)
@@ -184,7 +187,12 @@ def todos(conn: sa.Connection, user: User, every: bool = False) -> list[dict[str
 
 
 def _base_record(conn: sa.Connection, user: User, form: Form, op: Any) -> Any:
-    row = writes.locked_record(conn, user, form, op.target_bill_id)
+    """The op's record — for a generate, its upstream bill — locked, unchanged since the proposal."""
+    if op.op_type == "generate":
+        form, bill_id, _ = writes.parse_source_ref(json.loads(op.source_ref or "null"))
+    else:
+        bill_id = op.target_bill_id
+    row = writes.locked_record(conn, user, form, bill_id)
     if op.base_version is not None and row.version != op.base_version:
         raise Conflict(f"{STALE} (version {row.version} now, {op.base_version} when proposed)")
     return row
@@ -197,9 +205,9 @@ def perform(conn: sa.Connection, user: User, op: Any, payload: dict[str, Any] | 
     data, details = split_payload(payload)
     if op.op_type == "create":
         return writes.add(conn, user, form, data, details)
+    _base_record(conn, user, form, op)
     if op.op_type == "generate":
         return writes.generate(conn, user, form, json.loads(op.source_ref or "null"), data)
-    _base_record(conn, user, form, op)
     if op.op_type == "update":
         return writes.update(conn, user, form, op.target_bill_id, data, details, op.base_version)
     if op.op_type == "delete":
@@ -210,12 +218,8 @@ def perform(conn: sa.Connection, user: User, op: Any, payload: dict[str, Any] | 
 
 def validate(conn: sa.Connection, user: User, op: Any) -> None:
     """A manual op's check at confirmation: its record (or source) is still there and unchanged."""
-    form = BY_ID[op.target_form_id]
-    if op.op_type in ("update", "delete", "examine"):
-        _base_record(conn, user, form, op)
-    elif op.op_type == "generate":
-        source, bill_id, _ = writes.parse_source_ref(json.loads(op.source_ref or "null"))
-        writes.locked_record(conn, user, source, bill_id)
+    if op.op_type != "create":
+        _base_record(conn, user, BY_ID[op.target_form_id], op)
 
 
 def _message(op: Any, done: writes.Written | None) -> str:

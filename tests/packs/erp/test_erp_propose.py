@@ -189,6 +189,10 @@ def test_generating_a_sales_order_from_a_quotation_is_an_auto_op(server: ErpServ
             "after": f"报价单 {bill['sBillNo']}",
         }
         assert [line["fields"][0]["after"] for line in proposal["lines"]] == ["M0001", "M0002"]
+        shown = {f["field"]: f["after"] for f in proposal["lines"][0]["fields"]}
+        source = record(server, token, "2001", bill["sId"])
+        first = source["details"][0]
+        assert (shown["unit_price"], shown["amount"]) == (first["unit_price"], first["amount"])  # what is ordered
         assert erp_rows(server, "sales_order") == before
         assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "processing"
         done = wait_op(c, op_id, {"done", "failed"})

@@ -162,12 +162,18 @@ async def _plan_generate(
             "fields": [
                 {"field": "material_id", "label": "物料", "before": None, "after": line.get("material_code")},
                 {"field": "qty", "label": "数量", "before": None, "after": line.get("qty")},
+                *(
+                    {"field": k, "label": label, "before": None, "after": line[k]}
+                    for k, label in (("unit_price", "单价"), ("amount", "金额"))
+                    if line.get(k) is not None
+                ),
             ],
         }
         for line in source.get("details") or []
         if not ref.get("lineIds") or str(line.get("id")) in ref["lineIds"]
     ]
-    return Plan(resolved.values, fields, lines, label=f"← {label}"), ref
+    # bound to the upstream bill as the person sees it: changed before the confirm, the op fails
+    return Plan(resolved.values, fields, lines, base_version=master.get("version"), label=f"← {label}"), ref
 
 
 async def _values(
