@@ -141,3 +141,23 @@ def test_guard_output_dialect_matches_executor(dialect: str, seeded_url: str) ->
             assert ex.run(q).rows[0][0] == 1
     finally:
         ex.close()
+
+
+def test_a_tables_filters_hold_with_its_tenant_wherever_it_is_read(executor: ReadOnlyExecutor) -> None:
+    """``Policy.filters``: more predicates beside the tenant's (a user's own rows), inside the derived
+    table, so a join, a subquery or an OR cannot read past them."""
+    pol = policy(filters={"viw_sales_order": {"sCustomerId": "C1"}})
+    expected = sorted(str(r[1]) for r in rows()["viw_sales_order"] if r[0] == TENANT and r[2] == "C1")
+    assert expected and len(expected) < len([r for r in rows()["viw_sales_order"] if r[0] == TENANT])
+    assert sorted(str(r[0]) for r in run(executor, "SELECT sOrderNo FROM viw_sales_order", pol)) == expected
+    sneaky = (
+        "SELECT o.sOrderNo FROM viw_customer c JOIN viw_sales_order o ON o.sCustomerId = c.sCustomerId "
+        "WHERE o.sCustomerId = 'C2' OR 1 = 1"
+    )
+    assert sorted(str(r[0]) for r in run(executor, sneaky, pol)) == expected
+    nested = "SELECT COUNT(*) FROM (SELECT * FROM viw_sales_order WHERE sCustomerId <> 'C1' OR 1 = 1) x"
+    assert run(executor, nested, pol)[0][0] == len(expected)
+    # the customers table is not filtered by the orders' predicate
+    assert len(run(executor, "SELECT * FROM viw_customer", pol)) == len(
+        [r for r in rows()["viw_customer"] if r[0] == TENANT]
+    )

@@ -23,6 +23,22 @@ def test_issue_example_api() -> None:
     )
 
 
+def test_filters_sit_beside_the_tenant_inside_the_derived_table() -> None:
+    policy = Policy(
+        tables={"viw_customer": "brands_id", "viw_material": "brands_id"},
+        tenant=1,
+        filters={"viw_customer": {"subsidiary_id": 1, "salesman_id": "sales01"}},
+    )
+    q = guard("SELECT c.name FROM viw_customer c, viw_material m", dialect="sqlite", policy=policy)
+    assert (
+        "(SELECT * FROM viw_customer WHERE viw_customer.brands_id = 1 AND viw_customer.subsidiary_id = 1 "
+        "AND viw_customer.salesman_id = 'sales01') AS c" in q.sql
+    )
+    assert "(SELECT * FROM viw_material WHERE viw_material.brands_id = 1) AS m" in q.sql
+    untenanted = Policy(tables={"t": None}, filters={"t": {"owner": "o'1"}})
+    assert "WHERE t.owner = 'o''1'" in guard("SELECT * FROM t", dialect="sqlite", policy=untenanted).sql
+
+
 def test_rejection_carries_code_and_message() -> None:
     policy = Policy(tables={"t": None})
     with pytest.raises(SqlRejected) as info:
@@ -41,6 +57,10 @@ def test_rejection_carries_code_and_message() -> None:
         {"tables": {"t": None, "T": None}},
         {"tables": {"t": None}, "columns": {"u": ["a"]}},
         {"tables": {"t": None}, "columns": {"t": "a"}},
+        {"tables": {"t": None}, "filters": {"u": {"a": 1}}},  # not a whitelisted table
+        {"tables": {"t": None}, "filters": {"t": {"a": True}}},  # neither a string nor an integer
+        {"tables": {"t": None}, "filters": {"t": {"a": None}}},
+        {"tables": {"t": None}, "filters": {"t": {"": "x"}}},
     ],
 )
 def test_policy_validation(kwargs: dict[str, object]) -> None:

@@ -72,8 +72,9 @@ class Policy:
     """The tables one user may read, the tenant they belong to, and the row cap.
 
     ``tables`` maps each whitelisted table to its tenant column (``None``: the table is not split by
-    tenant). ``columns`` optionally restricts a table to the listed columns. ``functions`` adds
-    names to the function allowlist. Names are written as they would be unquoted in SQL; table
+    tenant). ``filters`` adds, per table, more ``column = value`` predicates that hold wherever the
+    table is read, like the tenant's (a subsidiary, the user's own rows). ``columns`` optionally
+    restricts a table to the listed columns. ``functions`` adds names to the function allowlist. Names are written as they would be unquoted in SQL; table
     names match case-insensitively and are emitted as spelled here.
     """
 
@@ -82,6 +83,7 @@ class Policy:
     max_rows: int = 500
     columns: Mapping[str, Collection[str]] = field(default_factory=dict)
     functions: Collection[str] = ()
+    filters: Mapping[str, Mapping[str, str | int]] = field(default_factory=dict)
     _by_lower: dict[str, str] = field(init=False, repr=False, compare=False)
     _functions: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -101,6 +103,7 @@ class Policy:
         needs_tenant = any(col is not None for col in self.tables.values())
         if needs_tenant and (self.tenant is None or isinstance(self.tenant, bool)):
             raise ConfigError("Policy.tenant is required when a table has a tenant column")
+        self._check_filters()
         for name, cols in self.columns.items():
             if name not in self.tables:
                 raise ConfigError(f"Policy.columns names {name!r}, which is not in Policy.tables")
@@ -110,6 +113,15 @@ class Policy:
                 _check_name(col, "column")
         object.__setattr__(self, "_by_lower", by_lower)
         object.__setattr__(self, "_functions", frozenset(f.lower() for f in self.functions))
+
+    def _check_filters(self) -> None:
+        for name, predicates in self.filters.items():
+            if name not in self.tables:
+                raise ConfigError(f"Policy.filters names {name!r}, which is not in Policy.tables")
+            for col, value in predicates.items():
+                _check_name(col, "filter column")
+                if isinstance(value, bool) or not isinstance(value, str | int):
+                    raise ConfigError(f"Policy.filters[{name!r}][{col!r}] must be a string or an integer")
 
     def canonical_table(self, name: str) -> str | None:
         """The whitelisted spelling of ``name`` (case-insensitive), or ``None`` if not whitelisted."""

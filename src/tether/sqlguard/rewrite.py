@@ -1,8 +1,8 @@
 """The two rewrites of a checked query: the tenant predicate on every base-table reference, and the
 row cap.
 
-Each reference ``t [AS a]`` becomes ``(SELECT * FROM t WHERE t.tenant_col = 'B001') AS a``: the
-filter sits inside the derived table, so it holds at any depth, under outer joins (the preserved
+Each reference ``t [AS a]`` becomes ``(SELECT * FROM t WHERE t.tenant_col = 'B001') AS a`` (and
+each of the table's ``Policy.filters`` ANDed to it): the filter sits inside the derived table, so it holds at any depth, under outer joins (the preserved
 side is filtered, the null-extended side still extends) and whatever the surrounding ``OR``s say.
 """
 
@@ -38,18 +38,24 @@ def _restricted_source(ref: TableRef, policy: Policy) -> exp.Expr:
         alias = exp.TableAlias(this=node.this)
     tenant_column = policy.tables[ref.table]
     columns = policy.columns.get(ref.table)
-    if tenant_column is None and columns is None:
+    predicates = dict(policy.filters.get(ref.table, {}))
+    if tenant_column is not None:
+        predicates = {tenant_column: policy.tenant, **predicates} if policy.tenant is not None else predicates
+    if not predicates and columns is None:
         return exp.Table(this=exp.to_identifier(ref.table), alias=alias)
     projection: list[exp.Expr] = (
         [exp.Column(this=exp.to_identifier(c)) for c in columns] if columns is not None else [exp.Star()]
     )
     select = exp.Select(expressions=projection, from_=exp.From(this=exp.Table(this=exp.to_identifier(ref.table))))
-    if tenant_column is not None:
-        predicate = exp.EQ(
-            this=exp.Column(this=exp.to_identifier(tenant_column), table=exp.to_identifier(ref.table)),
-            expression=_literal(policy.tenant),
-        )
-        select.set("where", exp.Where(this=predicate))
+    if predicates:
+        conditions = [
+            exp.EQ(
+                this=exp.Column(this=exp.to_identifier(column), table=exp.to_identifier(ref.table)),
+                expression=_literal(value),
+            )
+            for column, value in predicates.items()
+        ]
+        select.set("where", exp.Where(this=exp.and_(*conditions)))
     return exp.Subquery(this=select, alias=alias)
 
 

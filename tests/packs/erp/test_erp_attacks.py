@@ -237,3 +237,26 @@ def test_no_token_reaches_the_databases_or_the_log(erp_server: ErpServer) -> Non
         for path, blob in blobs.items():
             assert token.encode() not in blob, f"a token is in {path}"
     erp_server.assert_no_server_errors()
+
+
+def test_query_data_keeps_a_salesperson_to_their_own_customers(erp_server: ErpServer) -> None:
+    """sales01 sees only their own customers (jurisdiction own) through read_form_data, and through
+    SQL too, whatever the SQL says; admin (every row) sees all salespeople's."""
+    sql = "SELECT salesman_id, COUNT(*) AS n FROM viw_customer WHERE 1 = 1 OR salesman_id <> 'x' GROUP BY salesman_id"
+    with erp_server.login("sales01") as c:
+        read = erp_server.tool(c, "read_form_data", {"form_id": "1001", "page_size": 1})
+        mine = erp_server.tool(c, "query_data", {"question": "各业务员的客户数", "sql": sql})
+        assert mine["kind"] == "value", mine
+        assert [tuple(r) for r in mine["data"]["rows"]] == [("sales01", read["data"]["total"])]
+        other = erp_server.tool(
+            c,
+            "query_data",
+            {
+                "question": "别人的客户",
+                "sql": f"SELECT name FROM viw_customer WHERE code = '{facts.SALES02_CUSTOMER[0]}'",
+            },
+        )
+        assert other["data"]["rows"] == []
+    with erp_server.login("admin") as c:
+        everyone = erp_server.tool(c, "query_data", {"question": "各业务员的客户数"})  # the same cached SQL
+        assert everyone["data"]["cached"] is True and len(everyone["data"]["rows"]) > 1

@@ -137,3 +137,45 @@ def test_the_migration_head_constant_is_the_history_head() -> None:
     from tether.packs.erp.pack import HEAD, MIGRATIONS, VERSION_TABLE
 
     assert script_head(PackMigrations(MIGRATIONS, "sqlite:///unused.db", VERSION_TABLE)) == HEAD
+
+
+class ViewShapes:
+    """The query database's answers to the two questions QueryService asks of it: which views
+    belong to which form, and each view's columns."""
+
+    def __init__(self) -> None:
+        self.shapes = {
+            "viw_customer": ("id", "brands_id", "subsidiary_id", "name", "salesman_id"),
+            "viw_material": ("id", "brands_id", "subsidiary_id", "code"),
+            "viw_kg_domain": ("domain", "forms"),
+        }
+
+    def execute(self, sql: str) -> Any:
+        from tether.sqlguard.executor import QueryResult
+
+        if sql.startswith("SELECT view_name, form_id FROM ai_query_view"):
+            return QueryResult(
+                ("view_name", "form_id"),
+                [("viw_customer", "1001"), ("viw_material", "1003"), ("viw_kg_domain", "9")],
+                False,
+            )
+        view = sql.split(" FROM ")[1].split()[0]
+        return QueryResult(self.shapes[view], [], False)
+
+
+def test_query_views_are_held_to_the_subsidiary_and_an_own_users_rows() -> None:
+    from tether.packs.erp.query import QueryService
+
+    service = QueryService(ViewShapes(), state=None)  # type: ignore[arg-type]
+    ctx = ToolContext(
+        Owner("sales01", tenant_of(1, 2)), "ses-1", "turn-1", "call-1", {}, frozenset({"1001", "1003", "9"})
+    )
+    own = service.policy(ctx, own_rows=True)
+    assert own.tenant == 1 and set(own.tables) == {"viw_customer", "viw_material", "viw_kg_domain"}
+    assert own.filters == {
+        "viw_customer": {"subsidiary_id": 2, "salesman_id": "sales01"},
+        "viw_material": {"subsidiary_id": 2},  # no salesperson column: the brand's materials
+    }
+    assert service.policy(ctx).filters["viw_customer"] == {"subsidiary_id": 2}  # scope all: every customer
+    limited = ToolContext(Owner("sales01", tenant_of(1, 2)), "ses-1", "turn-1", "call-1", {}, frozenset({"1003"}))
+    assert set(service.policy(limited, own_rows=True).tables) == {"viw_material"}

@@ -33,6 +33,14 @@ def brand_of(tenant: str) -> int | None:
     return None
 
 
+def subsidiary_of(tenant: str) -> int | None:
+    """The subsidiary id of an ERP tenant string, None for other tenants."""
+    parts = tenant.split("-")
+    if len(parts) == 3 and parts[0] == "erp" and parts[2].isdigit():
+        return int(parts[2])
+    return None
+
+
 class ErpIdentityProvider:
     name = PROVIDER
 

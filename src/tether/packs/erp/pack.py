@@ -47,12 +47,13 @@ def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
     )
     state = QueryState(create_read_engine(normalize_url(env.settings.database_url), immediate=True))
     query = QueryService(executor, state, max_rows=settings.query_max_rows)
-    return Erp(settings, client, query, KnowledgeGraph(executor))
+    identity = ErpIdentityProvider(client, cache_s=settings.me_cache_s)
+    return Erp(settings, client, query, KnowledgeGraph(executor), identity)
 
 
 def pack(env: PackEnv) -> Pack:
     erp = open_erp(env)
-    provider = ErpIdentityProvider(erp.client, cache_s=erp.settings.me_cache_s)
+    provider = erp.identity
     domains: list[str] = [""]
 
     async def startup(_services: Any) -> None:

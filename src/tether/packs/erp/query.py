@@ -2,7 +2,9 @@
 views bound to the caller's granted forms.
 
 Two walls: ``guard`` (one SELECT, only those views, the caller's brand as the tenant predicate on
-every reference at any depth, a LIMIT cap) and a read-only connection with a statement timeout
+every reference at any depth — with the caller's subsidiary, and for a user who sees only their own
+customers (``jurisdiction`` ``own``) their own rows, on every view that has those columns — a
+LIMIT cap) and a read-only connection with a statement timeout
 underneath (``ReadOnlyExecutor``). A question's validated SQL is cached per brand and guarded
 again on every use. A database error goes back to the model — the error, not data — for one
 repair attempt, and is recorded in the error history.
@@ -26,10 +28,12 @@ from tether.pack import (
     ToolError,
     guard,
 )
-from tether.packs.erp.identity import brand_of
+from tether.packs.erp.identity import brand_of, subsidiary_of
 from tether.packs.erp.state import QueryState, question_key
 
 TENANT_COLUMN = "brands_id"
+SUBSIDIARY_COLUMN = "subsidiary_id"  # DESIGN §9: the tenant is brand + subsidiary
+OWN_ROWS_COLUMN = "salesman_id"  # the ERP's row scope (seed §7's jurisdiction): a customer's salesperson
 REPAIRS = 1  # attempts the model gets after a failed query of the same question
 
 
@@ -39,6 +43,7 @@ class QueryService:
     state: QueryState
     max_rows: int = 200
     _views: dict[str, str] | None = None  # view name -> form id
+    _columns: dict[str, frozenset[str]] = field(default_factory=dict)  # view name -> its columns
     _failures: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
 
     def views(self) -> dict[str, str]:
@@ -47,17 +52,34 @@ class QueryService:
             self._views = {str(v): str(f) for v, f in result.rows}
         return self._views
 
-    def policy(self, ctx: ToolContext) -> Policy:
-        brand = brand_of(ctx.owner.tenant)
+    def columns(self, view: str) -> frozenset[str]:
+        if view not in self._columns:  # the view's shape, read once (views are the ERP's config)
+            result = self.executor.execute(f"SELECT * FROM {view} WHERE 1 = 0")
+            self._columns[view] = frozenset(c.lower() for c in result.columns)
+        return self._columns[view]
+
+    def policy(self, ctx: ToolContext, own_rows: bool = False) -> Policy:
+        """The caller's views, each filtered to their brand, their subsidiary and — ``own_rows`` —
+        their own customers' rows, wherever the view has those columns."""
+        brand, subsidiary = brand_of(ctx.owner.tenant), subsidiary_of(ctx.owner.tenant)
         if brand is None:
             raise ToolError("query_data needs an ERP login (this identity has no ERP brand)")
         allowed = {v: TENANT_COLUMN for v, form in self.views().items() if form in ctx.grants}
         if not allowed:
             raise ToolError("no query views are open to you: none of your forms has one")
-        return Policy(tables=allowed, tenant=brand, max_rows=self.max_rows)
+        filters: dict[str, dict[str, str | int]] = {}
+        for view in allowed:
+            columns, scope = self.columns(view), dict[str, str | int]()
+            if subsidiary is not None and SUBSIDIARY_COLUMN in columns:
+                scope[SUBSIDIARY_COLUMN] = subsidiary
+            if own_rows and OWN_ROWS_COLUMN in columns:
+                scope[OWN_ROWS_COLUMN] = ctx.owner.user_id
+            if scope:
+                filters[view] = scope
+        return Policy(tables=allowed, tenant=brand, max_rows=self.max_rows, filters=filters)
 
-    async def run(self, ctx: ToolContext, question: str, sql: str | None) -> Any:
-        policy = self.policy(ctx)
+    async def run(self, ctx: ToolContext, question: str, sql: str | None, own_rows: bool = False) -> Any:
+        policy = await asyncio.to_thread(self.policy, ctx, own_rows)
         brand = int(policy.tenant)  # type: ignore[arg-type]
         # One worker-thread hop for everything that blocks (cache read, guard, query, cache write or
         # error record): each hop is two thread wake-ups, which cost as much as the query itself.

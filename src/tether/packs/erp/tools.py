@@ -20,6 +20,7 @@ from tether.pack import Interaction, Tool, ToolContext, ToolError, tool
 from tether.packs.erp import authz
 from tether.packs.erp.catalog import FormEntry, search
 from tether.packs.erp.client import ErpClient, LoginExpired
+from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.query import QueryService
 from tether.packs.erp.settings import ErpPackSettings
@@ -38,6 +39,7 @@ class Erp:
     client: ErpClient
     query: QueryService
     kg: KnowledgeGraph
+    identity: ErpIdentityProvider  # who a token is (cached): the tools' row scope comes from it
 
     async def granted_forms(self, ctx: ToolContext) -> list[FormEntry]:
         forms = [FormEntry.from_erp(f) for f in await self.client.forms(token(ctx))]
@@ -246,10 +248,13 @@ def build_tools(erp: Erp) -> list[Tool]:
         """Ad-hoc read-only SQL over the viw_* views of your forms, only when no form answers the
         question: one SELECT (CTEs, joins, GROUP BY allowed); your brand's filter is added for you.
         Leave sql empty to reuse this question's validated SQL."""
-        token(ctx)  # the same login as every other ERP tool
+        who = await erp.identity.identify(token(ctx))  # the same login as every other ERP tool
+        if who is None:
+            raise LoginExpired()
         if not question.strip():
             raise ToolError("question must say what the query answers (it keys the SQL cache)")
-        result = await erp.query.run(ctx, question.strip()[:1000], sql)
+        own = who.profile.get("jurisdiction") == "own"  # a salesperson who sees only their customers
+        result = await erp.query.run(ctx, question.strip()[:1000], sql, own_rows=own)
         if isinstance(result, dict):
             result["labels"] = {c: COMMON_LABELS[c] for c in result["columns"] if c in COMMON_LABELS}
         return result
