@@ -5,11 +5,12 @@ ERP (an ambiguous one is a question with its candidates), and nothing executed b
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tests.packs.erp.conftest import ErpServer, answer_of, facts
-from tests.packs.erp.test_erp_ops import draft_quotation, erp_rows, propose, record
+from tests.packs.erp.test_erp_ops import CUSTOMER, draft_quotation, erp_rows, propose, record
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +207,60 @@ def test_another_salespersons_bill_cannot_be_proposed_on(server: ErpServer) -> N
         s = server.ask(c, f"把报价单{theirs['sBillNo']}的备注改成我的了")
         assert s["status"] == "SUCCEEDED" and "that you can see" in answer_of(s), answer_of(s)
         assert all(o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"])
+
+
+def test_an_ambiguous_customer_is_a_question_with_the_candidates(server: ErpServer) -> None:
+    token = server.token("sales01")
+    with server.erp_direct(token) as erp:
+        body = {"sFormId": "1001", "pageNum": 1, "pageSize": 100}
+        found = erp.post("/getBusinessDataByFormcustomId", json=body).json()["dataset"]
+    customers: list[dict[str, Any]] = found["rows"]
+    by_city: dict[str, list[dict[str, Any]]] = {}
+    for customer in customers:  # names start with their city: two of sales01's customers share one
+        by_city.setdefault(customer["name"][:2], []).append(customer)
+    city, shared = max(by_city.items(), key=lambda item: len(item[1]))
+    assert len(shared) >= 2, "the demo data must give sales01 two customers in one city"
+    before = erp_rows(server, "quotation")
+    with server.client(token, timeout=60) as c:
+        s = server.ask(c, f"给{city}报价：M0003 10个，单价46")
+        assert s["status"] == "WAITING_USER_INPUT", (s["status"], s["lastError"])
+        pending = s["pendingInteraction"]
+        assert pending["kind"] == "question" and city in pending["payload"]["question"]
+        codes = {o.split(" ")[0] for o in pending["payload"]["options"]}
+        assert {c["code"] for c in shared} <= codes, (codes, [c["code"] for c in shared])
+    assert erp_rows(server, "quotation") == before
+
+
+def test_examining_a_sales_order_and_deleting_a_quotation_are_proposals_that_wait_for_the_person(
+    server: ErpServer,
+) -> None:
+    from tests.packs.erp.test_erp_ops import erp_write, wait_op
+
+    token = server.token("sales01")
+    order = erp_write(
+        server,
+        token,
+        {
+            "sFormId": "2002",
+            "handleType": "add",
+            "data": {"customer_id": CUSTOMER[0]},
+            "details": [{"material_id": "M0001", "qty": 1}],
+        },
+    )
+    quote = draft_quotation(server, token)
+    with server.client(token, timeout=60) as c:
+        s, op_id = propose(server, c, f"审核销售订单{order['sBillNo']}")
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["op"] == "examine" and proposal["formId"] == "2002" and proposal["auto"] is False
+        assert proposal["diff"] == [{"field": "status", "label": "状态", "before": "draft", "after": "examined"}]
+        assert record(server, token, "2002", order["sId"])["master"]["status"] == "draft"  # nothing yet
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "pending"  # the person finishes it in the ERP
+
+        s, op_id = propose(server, c, f"删除报价单{quote['sBillNo']}")
+        proposal = s["pendingInteraction"]["payload"]
+        assert proposal["op"] == "delete" and proposal["formId"] == "2001"
+        assert proposal["diff"][0]["before"] and proposal["diff"][0]["after"] is None
+        assert record(server, token, "2001", quote["sId"])["master"]["bill_no"] == quote["sBillNo"]  # still there
+        assert c.post(f"/api/ops/{op_id}/cancel").json()["state"] == "cancelled"
+        assert wait_op(c, op_id, {"cancelled"})["state"] == "cancelled"
+    assert record(server, token, "2001", quote["sId"])["master"]["bill_no"] == quote["sBillNo"]
