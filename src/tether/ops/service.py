@@ -49,6 +49,9 @@ def _failpoint(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+RECONCILE_IN_LIST = 20  # manual ops a list call asks the business system about (one call each)
+
+
 class OpService:
     def __init__(
         self,
@@ -103,7 +106,16 @@ class OpService:
     async def list_ops(
         self, who: Identity, status: str | None, session_id: str | None, limit: int
     ) -> list[dict[str, Any]]:
-        return [op.view() for op in await self.store.list_ops(who.owner, status, session_id, limit)]
+        """The caller's ops, newest first. Manual ops waiting in the business system (confirmed)
+        are reconciled first — the newest ``RECONCILE_IN_LIST``, concurrently — so "my AI todos"
+        (``status=confirmed``) does not list one the user already saved there."""
+        ops = await self.store.list_ops(who.owner, status, session_id, limit)
+        waiting = [op for op in ops if op.status == "confirmed" and not op.auto_execute][:RECONCILE_IN_LIST]
+        if waiting:
+            fresh = {op.op_id: op for op in await asyncio.gather(*(self._reconcile(op, who) for op in waiting))}
+            ops = [fresh.get(op.op_id, op) for op in ops]
+            ops = [op for op in ops if status is None or op.status == status]
+        return [op.view() for op in ops]
 
     async def confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
         attributes = {"tether.op.id": op_id, "enduser.id": who.owner.user_id, "tether.tenant": who.owner.tenant}

@@ -286,9 +286,15 @@ def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(serve
         session = wait_status(c, s["sessionId"], "SUCCEEDED")
         assert "待处理" in session["transcript"][-1]["content"]
         assert record(server, token, "2001", bill["sId"])["master"]["remark"] == "原备注"  # the user has not saved
+        mine = {"status": "confirmed", "sessionId": s["sessionId"]}
+        todos = c.get("/api/ops", params=mine).json()["items"]
+        assert [o["opId"] for o in todos] == [op_id]  # my AI todos: waiting for me in the ERP
         # the user saves in the ERP's native form (its Save executes the staged op)
         with server.erp_direct(token) as erp:
             assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()["status"] == "executed"
+        assert c.get("/api/ops", params=mine).json()["items"] == []  # reconciled in the list
+        listed = c.get("/api/ops", params={"sessionId": s["sessionId"]}).json()["items"]
+        assert [(o["opId"], o["state"]) for o in listed] == [(op_id, "done")]
         done = c.get(f"/api/ops/{op_id}").json()
         assert done["state"] == "done" and done["billId"] == bill["sId"], done
         assert record(server, token, "2001", bill["sId"])["master"]["remark"] == "请加急发货"
