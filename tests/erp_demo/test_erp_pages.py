@@ -190,3 +190,17 @@ def test_other_users_op_is_not_found(site: TestClient, erp: Erp) -> None:
     assert site.get("/erp/form/2001", params={"staging": op_id}).status_code == 404
     assert site.post(f"/erp/form/2001/save?staging={op_id}", data={"csrf": "x"}).status_code == 404
     assert site.get("/erp/form/2002", params={"staging": op_id}).status_code == 404
+
+
+def test_odd_digits_in_a_saved_form_are_a_field_error_not_a_server_error(site: TestClient, erp: Erp) -> None:
+    qid = facts.REVISION_QUOTATION_ID
+    op_id = _stage(erp, {"opType": "update", "targetFormId": "2001", "targetBillId": qid, "payload": {"remark": "x"}})
+    _login(site)
+    csrf = _csrf(site.get("/erp/form/2001", params={"staging": op_id}).text)
+    base = {"csrf": csrf, "customer_id": "C0001", "line0.material_id": "M0004", "line0.qty": "1"}
+    for extra in ({"delivery_days": "²"}, {"delivery_days": "--1"}, {"delivery_days": "9" * 5000}):
+        r = site.post(f"/erp/form/2001/save?staging={op_id}", data={**base, **extra})
+        assert r.status_code == 422 and "delivery_days" in r.text, (extra, r.status_code)
+    for key in ("line².qty", "line" + "9" * 5000 + ".qty"):  # not a line index: ignored, the rest is saved
+        r = site.post(f"/erp/form/2001/save?staging={op_id}", data={**base, key: "1"})
+        assert r.status_code in (303, 200), (key, r.status_code)

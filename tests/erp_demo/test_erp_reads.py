@@ -65,6 +65,12 @@ def test_bad_read_input_is_4xx_with_a_reason(shared_erp: Erp) -> None:
         ({"sFormId": "2001", "customer_name": {"$ne": 1}}, 422, "customer_name"),
         ({"sFormId": "2001", "status": "deleted"}, 422, "status"),
         ({"sFormId": "5001", "min_overdue_days": "many"}, 422, "min_overdue_days"),
+        ({"sFormId": "2001", "pageNum": "²"}, 422, "pageNum"),  # str.isdigit says yes, int() says no
+        ({"sFormId": "2001", "pageNum": "--1"}, 422, "pageNum"),
+        ({"sFormId": "2001", "pageSize": "9" * 5000}, 422, "pageSize"),
+        ({"sFormId": "5001", "min_overdue_days": "²"}, 422, "min_overdue_days"),
+        ({"sFormId": "5001", "min_overdue_days": 9223372036854775808}, 422, "min_overdue_days"),
+        ({"sFormId": "5001", "min_overdue_days": 1e308}, 422, "min_overdue_days"),
         ({"sFormId": "4001", "bUpdate": "maybe"}, 422, "bUpdate"),
         ({"sFormId": "nope"}, 404, "no such form"),
         ({}, 404, "no such form"),
@@ -74,6 +80,13 @@ def test_bad_read_input_is_4xx_with_a_reason(shared_erp: Erp) -> None:
         r = shared_erp.post("admin", "/getBusinessDataByFormcustomId", body)
         assert r.status_code == status, (body, r.text)
         assert word in r.text and r.json()["code"] == -1, body
+    for raw in (b'{"sFormId": "2001", "remark": "\\ud800"}', b'{"sFormId": "2001", "remark": "\xed\xa0\x80"}'):
+        r = shared_erp.client.post(
+            "/getBusinessDataByFormcustomId",
+            content=raw,
+            headers={**shared_erp.h("admin"), "content-type": "application/json"},
+        )
+        assert r.status_code == 422 and "surrogate" in r.json()["msg"], (raw, r.text)
     r = shared_erp.client.post(
         "/getBusinessDataByFormcustomId",
         content=b"{not json",

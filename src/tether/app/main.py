@@ -16,6 +16,7 @@ from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.limits import LimitRequestBody
 from tether.app.routes import agui, chat, dsl, events, metrics, ops, runtime, sessions, tools
+from tether.app.text import RejectUnpairedSurrogates
 from tether.core.ports import ChatModel
 from tether.interop.mcp_server import TetherMcp
 from tether.pack import Pack
@@ -71,6 +72,7 @@ def create_app(
     app.state.identity = identity
     errors.install(app)
     app.add_middleware(RejectNulInPath)
+    app.add_middleware(RejectUnpairedSurrogates)  # JSON bodies: valid Unicode, or 422 before any route
     app.add_middleware(LimitRequestBody, max_bytes=settings.max_body_bytes)  # outermost: before any route
     for r in (
         sessions.router,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from tether.core.answers import accept_answer
+from tether.core.answers import accept_answer_of
 from tether.core.events import EventType
 from tether.core.messages import tool_message
 from tether.core.pipeline import frame
@@ -59,7 +59,7 @@ class Answering:
         if entry is not None and entry["kind"] == "login":
             raise Conflict("the login expired: log in again, then send your request as a new message")
         if entry is not None:
-            result = self._checked_answer(entry, result)  # 422 here leaves the session waiting
+            result = await self._checked_answer(entry, result, identity)  # 422 here leaves the session waiting
         entry = s.take_interaction(interaction_id)
         call_id, tool_id = entry["toolCallId"], entry["toolId"]
         settle_call(s, call_id, tool_id, "value", result)
@@ -93,12 +93,15 @@ class Answering:
         _note_answer(turn, answered, message, leading)  # committed with the resumed turn's start
         return await self._drive(turn)
 
-    def _checked_answer(self, entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-        """The answer checked against what asked for it (a form's values against its schema); a
-        proposal's outcome comes from the op queue, not from a person's text."""
+    async def _checked_answer(
+        self, entry: dict[str, Any], result: dict[str, Any], identity: Identity | None
+    ) -> dict[str, Any]:
+        """The answer checked against what asked for it (a form's values against its schema and,
+        as the person answering, the business system); a proposal's outcome comes from the op
+        queue, not from a person's text."""
         if entry["kind"] == "proposal":
             return result
-        return accept_answer(self.deps.pipeline.registry.get(str(entry["toolId"])), entry, result)
+        return await accept_answer_of(self.deps.pipeline.registry.get(str(entry["toolId"])), entry, result, identity)
 
 
 def _note_answer(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from tether.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from tether.core.session import Identity
     from tether.core.tools import Tool
 
 Problem = dict[str, str]
@@ -43,6 +44,16 @@ def accept_answer(asking: Tool | None, pending: dict[str, Any], result: dict[str
     if pending.get("kind") == "question":
         return {"answer": str(result["answer"]).strip()[:MAX_ANSWER]}
     return result
+
+
+async def accept_answer_of(
+    asking: Tool | None, pending: dict[str, Any], result: dict[str, Any], who: Identity | None
+) -> dict[str, Any]:
+    """``accept_answer``, then the asking tool's ``resolve_answer`` as ``who`` when it has one."""
+    accepted = accept_answer(asking, pending, result)
+    if asking is not None and asking.resolve_answer is not None:
+        return await asking.resolve_answer(pending.get("payload") or {}, accepted, who)
+    return accepted
 
 
 def check_answer(pending: dict[str, Any], result: dict[str, Any]) -> list[Problem]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from tether.core.session import Owner
+from tether.core.session import Identity, Owner
 from tether.errors import ConfigError, InvalidInput
 
 
@@ -127,6 +127,10 @@ class Tool:
     # an interaction's answer checked by the tool that asked: (interaction payload, answer) -> the
     # answer the model gets; raises InvalidInput (with problems) to keep the session waiting
     check_answer: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    # then, when set, the same answer checked against the business system as the person who
+    # answers (their credential): (payload, checked answer, identity) -> the answer; InvalidInput
+    # keeps the session waiting (an ERP form's customer that matches no record the person can see)
+    resolve_answer: Callable[[dict[str, Any], dict[str, Any], Identity | None], Awaitable[dict[str, Any]]] | None = None
     # False: a compiled DSL leaves the step out — it only asked a person (a question, a form), and
     # the later steps carry what they answered as literals
     in_dsl: bool = True

@@ -96,6 +96,14 @@ def _install_errors(app: FastAPI) -> None:
             422, "a value the database cannot store (too long, out of range or with a NUL character); fix the input"
         )
 
+    @app.exception_handler(UnicodeEncodeError)
+    def not_unicode(_request: Request, exc: UnicodeEncodeError) -> JSONResponse:
+        return _error(422, "text with an unpaired UTF-16 surrogate (\\ud800-\\udfff); send valid Unicode text")
+
+    @app.exception_handler(OverflowError)
+    def overflow(_request: Request, exc: OverflowError) -> JSONResponse:
+        return _error(422, "a number too large for the database; fix the input")
+
     @app.exception_handler(Exception)
     def unexpected(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("demo ERP: unexpected error", exc_info=exc)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from typing import Any
 from urllib.parse import parse_qs, quote
 
@@ -332,7 +333,7 @@ def _posted(
     for key, values in fields.items():
         if key.startswith("line") and "." in key:
             index, _, column = key[4:].partition(".")
-            if index.isdigit() and form.detail_field(column) and values[0].strip():
+            if re.fullmatch(r"[0-9]{1,4}", index) and form.detail_field(column) and values[0].strip():
                 lines.setdefault(int(index), {})[column] = values[0].strip()
     return data, [lines[i] for i in sorted(lines)]
 

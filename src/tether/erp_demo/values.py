@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -28,15 +29,22 @@ def row_dict(row: Any) -> dict[str, Any]:
     return {str(k): jsonable(v) for k, v in dict(row._mapping).items()}
 
 
+INT_LIMIT = 2**63 - 1  # what every database's BIGINT holds
+_INTEGER = re.compile(r"-?[0-9]{1,19}")  # ASCII digits only: str.isdigit also takes '²' and '٣'
+
+
 def as_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
     if isinstance(value, bool):
         raise Invalid({name: "must be an integer"})
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= INT_LIMIT:
         value = int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
         value = int(value.strip())
     if not isinstance(value, int):
-        raise Invalid({name: f"must be an integer, not {type(value).__name__}"})
+        shown = repr(value[:40]) if isinstance(value, str) else type(value).__name__
+        raise Invalid({name: f"must be an integer, not {shown}"})
+    if abs(value) > INT_LIMIT:
+        raise Invalid({name: f"must be between -{INT_LIMIT} and {INT_LIMIT}"})
     if low is not None and value < low:
         raise Invalid({name: f"must be at least {low}"})
     if high is not None and value > high:

@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from tether import __version__
-from tether.core.answers import accept_answer
+from tether.core.answers import accept_answer_of
 from tether.core.messages import ToolCall
 from tether.core.session import Identity, new_id
 from tether.core.tools import JobTicket, Tool, ToolContext
@@ -169,7 +169,7 @@ class TetherMcp:
             {"answer": (reply.content or {}).get("answer")} if kind == "question" else {"values": reply.content or {}}
         )
         try:  # the same server-side check as an answer over HTTP
-            answer = accept_answer(tool, {"kind": kind, "payload": payload}, answer)
+            answer = await accept_answer_of(tool, {"kind": kind, "payload": payload}, answer, who)
         except InvalidInput as exc:
             problems = getattr(exc, "problems", None)
             data = {"error": exc.message, "problems": problems, "retryable": True}

@@ -116,6 +116,22 @@ def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: 
         assert bad.status_code == 422, bad.text
         assert {p["field"] for p in bad.json()["problems"]} == {"delivery_days", "details.0.qty"}
         assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] == "WAITING_USER_INPUT"
+        # references are checked against the ERP as sales01: a customer or material they cannot see
+        for values, field in (
+            ({"customer_id": "不存在的客户XYZ", "details": [{"material_id": "M0003", "qty": 2}]}, "customer_id"),
+            (
+                {"customer_id": facts.SALES02_CUSTOMER[0], "details": [{"material_id": "M0003", "qty": 2}]},
+                "customer_id",
+            ),
+            (
+                {"details": [{"material_id": "M0003", "qty": 1}, {"material_id": "M9999", "qty": 1}]},
+                "details.1.material_id",
+            ),
+        ):
+            wrong = c.post(url, json={"values": values})
+            assert wrong.status_code == 422, wrong.text
+            assert [p["field"] for p in wrong.json()["problems"]] == [field], wrong.text
+        assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] == "WAITING_USER_INPUT"
         good = {"交期(天)": 10, "details": [{"物料": "M0003", "数量": 4, "单价": 45}]}
         s = c.post(url, json={"values": good}).json()
         assert s["status"] == "WAITING_CONFIRMATION", s["lastError"]

@@ -35,6 +35,8 @@ async def agui_run(request: Request, services: ServicesDep, who: IdentityDep) ->
         run = RunAgentInput.model_validate(await request.json())
     except (ValidationError, ValueError) as exc:
         raise InvalidInput(f"the body is not a RunAgentInput: {str(exc)[:300]}", field="body") from None
+    except RecursionError:  # JSON nested deeper than the decoder's recursion limit
+        raise InvalidInput("the body is not a RunAgentInput: it nests too deeply", field="body") from None
     thread_id = check_thread_id(run.thread_id)
     start, action = await _begin(services, who, thread_id, run)
     encoder = EventEncoder(accept=request.headers.get("accept", ""))

@@ -1,13 +1,16 @@
 """``collect_form``: the form a person fills in the chat (seed 003 §5 FormCollect). Its fields,
 types, required marks, options and defaults come from the ERP's own metadata; the submitted
 values are checked against that same schema on the server (``check_answer``: 422 with one problem
-per field keeps the session waiting), and the valid values go to the model as the tool result."""
+per field keeps the session waiting), then each reference (a customer, a material) against the
+ERP as the person answering — it must name exactly one record they can see (``resolve_answer``:
+422 at that field otherwise) — and the valid values go to the model as the tool result."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tether.pack import Interaction, InvalidInput, Tool, ToolContext, ToolError, tool
+from tether.pack import Identity, Interaction, InvalidInput, Tool, ToolContext, ToolError, tool
+from tether.packs.erp import refs
 from tether.packs.erp.schema import check_form_values, describe
 from tether.packs.erp.tools import Erp, login_guard
 
@@ -41,6 +44,32 @@ def check_values(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, A
     return {"values": clean}
 
 
+def _at(name: str) -> str:
+    """A reference's field as the form names its problems: ``details[1].material_id`` →
+    ``details.1.material_id``."""
+    return name.replace("[", ".").replace("]", "")
+
+
+def reference_checker(erp: Erp) -> Any:
+    async def resolve_answer(payload: dict[str, Any], answer: dict[str, Any], who: Identity | None) -> dict[str, Any]:
+        if who is None or not who.credential:  # no ERP login here: the proposal resolves them later
+            return answer
+        try:
+            resolved = await refs.resolve(erp.client, who.credential, _schema(payload), answer["values"])
+        except ToolError:  # the ERP cannot answer now (or the login lapsed): the proposal says so
+            return answer
+        problems = [{"field": _at(p["field"]), "code": "ref", "message": p["message"]} for p in resolved.problems]
+        if (amb := resolved.ambiguous) is not None:
+            shown = "; ".join(c["label"] for c in amb.candidates)
+            message = f"{amb.label}: {amb.value!r} matches several ({shown}); enter one's code"
+            problems.append({"field": _at(amb.field), "code": "ambiguous", "message": message})
+        if problems:
+            raise InvalidInput(f"the values do not fit the form: {describe(problems)}", problems=problems)
+        return answer
+
+    return resolve_answer
+
+
 def build_collect_form(erp: Erp) -> Tool:
     @tool()
     @login_guard
@@ -65,5 +94,6 @@ def build_collect_form(erp: Erp) -> Tool:
         return Interaction("form", payload)
 
     collect_form.check_answer = check_values
+    collect_form.resolve_answer = reference_checker(erp)
     collect_form.in_dsl = False  # a replay proposes with the values the person gave
     return collect_form
