@@ -29,16 +29,17 @@ def test_non_finite_numbers_in_global_context_are_refused(alice: httpx.Client) -
 def test_an_unpaired_surrogate_in_a_json_body_is_refused_before_any_route(alice: httpx.Client) -> None:
     """JSON can escape a lone UTF-16 surrogate, and Python decodes it (and its raw UTF-8 bytes): it
     used to travel until a stored body or an audit hash encoded it — a 500."""
-    sent = [
-        '{"message": "hi", "globalContext": {"k": "\\ud800"}}',
-        '{"message": "hi", "globalContext": {"\\udc00": 1}}',
-        '{"message": "hi \\ud83d"}',
-        '{"query": "\\ude00\\ud83d"}',
-    ]
-    for body in sent:
+    sent = {
+        '{"message": "hi", "globalContext": {"k": "\\ud800"}}': "globalContext.k",
+        '{"message": "hi", "globalContext": {"\\udc00": 1}}': "globalContext.\\udc00",
+        '{"message": "hi \\ud83d"}': "message",
+        '{"messages": [{"id": "m", "content": "\\ude00\\ud83d"}]}': "messages.0.content",
+    }
+    for body, field in sent.items():
         for path in ("/api/agent/sessions", "/tools/find-forms", "/api/agui", "/api/agent/dsl/dsl-x/execute"):
             r = alice.post(path, content=body, headers={"content-type": "application/json"})
             assert r.status_code == 422 and "unpaired UTF-16 surrogate" in r.json()["error"], (path, body, r.text)
+            assert r.json()["field"] == field, (body, r.text)
     raw = b'{"message": "hi \xed\xa0\x80"}'
     r = alice.post("/api/agent/sessions", content=raw, headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text

@@ -60,7 +60,10 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 400 and exc.detail == "There was an error parsing the body":  # e.g. not UTF-8
             msg = "body: could not be parsed; send UTF-8 JSON"
             return JSONResponse({"error": msg, "field": "body"}, status_code=422)
-        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+        body = {"error": str(exc.detail)}
+        if isinstance(field := getattr(exc, "field", None), str):  # raised while the body was read
+            body["field"] = field
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -10,7 +10,9 @@ files) pass untouched: their decoders replace what is not UTF-8.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
@@ -42,9 +44,35 @@ def unpaired_surrogate(body: bytes) -> bool:
     return high_ends is not None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_field(body: bytes) -> str:
+    """Where in ``body`` the first unpaired surrogate is, as a dotted path (``globalContext.k``,
+    ``messages.0.content``); ``body`` when the JSON cannot be read or the place not found."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return "body"
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str) and _SURROGATE.search(item):
+            return path or "body"
+        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, child in reversed(list(children)):
+            shown = str(key).encode("utf-8", "backslashreplace").decode()  # the surrogate as \\udc00
+            here = f"{path}.{shown}" if path else shown
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return here
+            stack.append((here, child))
+    return "body"
+
+
 class UnpairedSurrogate(HTTPException):
-    def __init__(self) -> None:
+    def __init__(self, field: str) -> None:
         super().__init__(422, UNPAIRED)
+        self.field = field
 
 
 def _is_json(scope: Scope) -> bool:
@@ -71,7 +99,7 @@ class RejectUnpairedSurrogates:
             if message["type"] == "http.request":
                 body.extend(message.get("body", b""))
                 if not message.get("more_body", False) and unpaired_surrogate(bytes(body)):
-                    raise UnpairedSurrogate()
+                    raise UnpairedSurrogate(surrogate_field(bytes(body)))
             return message
 
         async def watched(message: Message) -> None:
@@ -82,7 +110,7 @@ class RejectUnpairedSurrogates:
 
         try:
             await self.app(scope, checked, watched)
-        except UnpairedSurrogate:
+        except UnpairedSurrogate as exc:
             if started:
                 raise
-            await JSONResponse({"error": UNPAIRED}, status_code=422)(scope, receive, send)
+            await JSONResponse({"error": UNPAIRED, "field": exc.field}, status_code=422)(scope, receive, send)
