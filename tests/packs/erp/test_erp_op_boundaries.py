@@ -95,3 +95,15 @@ def test_a_cancel_after_the_erp_carried_the_op_out_records_that_instead(server: 
         assert op["state"] == "done" and op["billId"] == done["resultBillId"], op
         assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "done"  # and nothing runs twice
     assert erp_total(server, admin, "2001") == before + 1
+
+
+def test_stopping_the_session_keeps_what_the_erp_already_carried_out(server: ErpServer, admin: str) -> None:
+    before = erp_total(server, admin, "2001")
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c)
+        with server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
+            assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()["status"] == "executed"
+        r = c.post(f"/api/agent/sessions/{s['sessionId']}/cancel")
+        assert r.status_code == 200 and r.json()["status"] == "CANCELLED", r.text
+        assert c.get(f"/api/ops/{op_id}").json()["state"] == "done"
+    assert erp_total(server, admin, "2001") == before + 1

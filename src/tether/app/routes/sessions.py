@@ -3,6 +3,7 @@ the caller's conversations (named sessions) — the list, title search, rename a
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query
@@ -19,7 +20,7 @@ from tether.app.schemas import (
     session_view,
 )
 from tether.core.session import AgentSession, Identity
-from tether.errors import InvalidInput
+from tether.errors import Conflict, InvalidInput
 from tether.wiring import Services
 
 router = APIRouter(prefix="/api/agent/sessions", tags=["sessions"])
@@ -131,7 +132,8 @@ async def answer(
 async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
     s = await services.runtime.cancel(session_id, who)
     for op in await services.ops.list_ops(who, "draft", session_id, 100):  # its proposals go with it
-        await services.ops.cancel(str(op["opId"]), who)
+        with contextlib.suppress(Conflict):  # one the ERP already carried out keeps that outcome
+            await services.ops.cancel(str(op["opId"]), who)
     return await _view(services, who, s)
 
 
