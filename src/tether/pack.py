@@ -141,7 +141,8 @@ class Pack:
     routers: list[Any] = field(default_factory=list)
     apps: dict[str, Any] = field(default_factory=dict)  # path prefix -> ASGI app
     identity_providers: list[IdentityProvider] = field(default_factory=list)
-    prompt_sections: list[Callable[[], str]] = field(default_factory=list)  # extra system-prompt text
+    # extra system-prompt text; a section that takes one argument gets the caller's granted ids
+    prompt_sections: list[Callable[[], str] | Callable[[frozenset[str]], str]] = field(default_factory=list)
     audience: tuple[str, ...] = ()  # identity providers whose sessions get the prompt sections (empty: all)
     migrations: PackMigrations | None = None
     op_executors: list[OpExecutor] = field(default_factory=list)  # carry confirmed ops out, by name

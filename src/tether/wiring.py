@@ -6,7 +6,9 @@ Shared by the HTTP app, the CLI and the Python API; imports no web framework.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +111,19 @@ class Services:
                 log.exception("sweep failed")
 
 
+def by_grants(section: Callable[..., str]) -> Callable[[frozenset[str]], str]:
+    """A pack's prompt section as the turn calls it, with the caller's grants (a section that
+    takes no argument ignores them)."""
+    takes = [
+        p
+        for p in inspect.signature(section).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if takes:
+        return section
+    return lambda _grants: section()
+
+
 def identity_chain(services: Services) -> ProviderChain:
     """The dev tokens, then each pack's providers in pack order: how every entry point (HTTP, MCP)
     turns a bearer token into an identity."""
@@ -176,7 +191,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         pipeline,
         limits,
         callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
-        prompt_sections=[(p.audience, section) for p in packs for section in p.prompt_sections],
+        prompt_sections=[(p.audience, by_grants(section)) for p in packs for section in p.prompt_sections],
         telemetry=telemetry,
     )
     routing = settings.skill_routing

@@ -55,7 +55,7 @@ class TurnDeps:
     services: dict[str, Any] | None = None
     on_final: Callable[[AgentSession, str], Awaitable[str | None]] | None = None  # compile DSL
     # packs' extra system-prompt text, each for the sessions of the listed identity providers (empty: all)
-    prompt_sections: list[tuple[tuple[str, ...], Callable[[], str]]] | None = None
+    prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None
     telemetry: Telemetry = field(default_factory=NoTelemetry)  # spans and metrics (tether.telemetry)
 
 
@@ -131,7 +131,9 @@ class Turn:
         registry = self.deps.pipeline.registry
         tools = [t for n in registry.names() if n in self.allowed and (t := registry.get(n)) is not None]
         provider = self.session.global_context.get("_provider")
-        sections = [fn() for audience, fn in self.deps.prompt_sections or [] if not audience or provider in audience]
+        sections = [
+            fn(self.grants) for audience, fn in self.deps.prompt_sections or [] if not audience or provider in audience
+        ]
         prompt = {"role": "system", "content": system_prompt(self.session, skills, tools, sections)}
         if not self.session.transcript or self.session.transcript[0].get("role") != "system":
             self.session.transcript.insert(0, prompt)

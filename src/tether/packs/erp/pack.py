@@ -54,11 +54,11 @@ def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
 def pack(env: PackEnv) -> Pack:
     erp = open_erp(env)
     provider = erp.identity
-    domains: list[str] = [""]
+    domains: list[list[dict[str, Any]]] = [[]]  # the L1 map's rows, read at startup
 
     async def startup(_services: Any) -> None:
         try:
-            domains[0] = domain_map(await asyncio.to_thread(erp.kg.domains))
+            domains[0] = await asyncio.to_thread(erp.kg.domains)
         except Exception as exc:  # the ERP database is elsewhere or not ready: run without the map
             log.warning("ERP domain map unavailable (%s); the prompt goes without it", type(exc).__name__)
 
@@ -77,7 +77,7 @@ def pack(env: PackEnv) -> Pack:
         routers=[build_router(erp, provider)],
         identity_providers=[provider],
         migrations=PackMigrations(MIGRATIONS, env.settings.database_url, VERSION_TABLE, HEAD),
-        prompt_sections=[lambda: RULES, lambda: domains[0]],
+        prompt_sections=[lambda: RULES, lambda grants: domain_map(domains[0], grants)],
         audience=(provider.name,),
         op_executors=[ErpOpExecutor(erp.client)],
     )
