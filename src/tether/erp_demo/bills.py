@@ -47,6 +47,25 @@ def _line(
     }  # fmt: skip
 
 
+def _copied(b: Brand, kind: str, parent: str, parent_id: str, source: list[Row]) -> list[Row]:
+    """A downstream bill's lines: each upstream line's material, quantity and price, linked to it."""
+    mats = {m["id"]: m for m in b.materials}
+    return [
+        _line(
+            b,
+            kind,
+            parent,
+            parent_id,
+            x["line_no"],
+            mats[x["material_id"]],
+            x["qty"],
+            x["unit_price"],
+            source_line_id=x["id"],
+        )
+        for x in source
+    ]
+
+
 def _quote(
     b: Brand, customer: Row, day: date, status: str, remark: str, picks: list[tuple[Row, float]], **extra: Any
 ) -> tuple[Row, list[Row]]:
@@ -109,21 +128,7 @@ def _order_chain(b: Brand, customer: Row, q: Row, q_lines: list[Row]) -> None:
     status = "examined" if (b.today - day).days > 5 and b.rng.random() < 0.95 else "draft"
     so = _bill(b, "so", day, status, "", q["created_by"], customer_id=customer["id"], quotation_id=q["id"],
                delivery_date=day + timedelta(days=q["delivery_days"] or 15), total_amount=q["total_amount"])  # fmt: skip
-    mats = {m["id"]: m for m in b.materials}
-    so_lines = [
-        _line(
-            b,
-            "sol",
-            "sales_order_id",
-            so["id"],
-            x["line_no"],
-            mats[x["material_id"]],
-            x["qty"],
-            x["unit_price"],
-            source_line_id=x["id"],
-        )
-        for x in q_lines
-    ]
+    so_lines = _copied(b, "sol", "sales_order_id", so["id"], q_lines)
     b.rows["sales_order"].append(so)
     b.rows["sales_order_line"] += so_lines
     if status != "examined":
@@ -136,20 +141,7 @@ def _order_chain(b: Brand, customer: Row, q: Row, q_lines: list[Row]) -> None:
                customer_id=customer["id"], sales_order_id=so["id"], warehouse_id=wh["id"],
                ship_address=customer["address"], total_amount=so["total_amount"])  # fmt: skip
     b.rows["delivery"].append(dn)
-    b.rows["delivery_line"] += [
-        _line(
-            b,
-            "dnl",
-            "delivery_id",
-            dn["id"],
-            x["line_no"],
-            mats[x["material_id"]],
-            x["qty"],
-            x["unit_price"],
-            source_line_id=x["id"],
-        )
-        for x in so_lines
-    ]
+    b.rows["delivery_line"] += _copied(b, "dnl", "delivery_id", dn["id"], so_lines)
     i_day = d_day + timedelta(days=b.rng.randint(0, 5))
     if i_day >= b.today or b.rng.random() > 0.92:
         return
@@ -208,7 +200,6 @@ def _plant_overdue(b: Brand, customer: Row) -> None:
 
 
 def purchases(b: Brand, n_pos: int) -> None:
-    mats = {m["id"]: m for m in b.materials}
     buyer = "admin" if b.brand == facts.BRAND_1 else "b2admin"
     for _ in range(n_pos):
         supplier = b.rng.choice(b.suppliers)
@@ -236,17 +227,4 @@ def purchases(b: Brand, n_pos: int) -> None:
                         supplier_id=supplier["id"], purchase_order_id=po["id"], warehouse_id=b.warehouses[0]["id"],
                         total_amount=total)  # fmt: skip
         b.rows["inbound"].append(inbound)
-        b.rows["inbound_line"] += [
-            _line(
-                b,
-                "inl",
-                "inbound_id",
-                inbound["id"],
-                x["line_no"],
-                mats[x["material_id"]],
-                x["qty"],
-                x["unit_price"],
-                source_line_id=x["id"],
-            )
-            for x in lines
-        ]
+        b.rows["inbound_line"] += _copied(b, "inl", "inbound_id", inbound["id"], lines)
