@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from tether.app.limits import BodyRefused
 from tether.errors import Conflict, InvalidInput, NotFound, TetherError, Unauthorized, UserError
 
 log = logging.getLogger("tether.api")
@@ -60,10 +61,9 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 400 and exc.detail == "There was an error parsing the body":  # e.g. not UTF-8
             msg = "body: could not be parsed; send UTF-8 JSON"
             return JSONResponse({"error": msg, "field": "body"}, status_code=422)
-        body = {"error": str(exc.detail)}
-        if isinstance(field := getattr(exc, "field", None), str):  # raised while the body was read
-            body["field"] = field
-        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+        if isinstance(exc, BodyRefused):  # refused while the route read the body
+            return exc.response()
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

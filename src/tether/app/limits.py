@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -24,12 +25,50 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tether.errors import InvalidInput
 
 
-class BodyTooLarge(HTTPException):
-    """Raised from ``receive`` when the body passes the limit; the app's error handling turns it
-    into the 413 (FastAPI re-raises an ``HTTPException`` met while reading a body)."""
+class BodyRefused(HTTPException):
+    """A request body refused while it is read: raised from ``receive``, so the route that reads
+    the body gets it (FastAPI re-raises an ``HTTPException`` met while reading a body, and the
+    app's error handler answers ``response()``); ``read_checked`` answers it itself when nothing
+    has answered yet."""
 
+    def __init__(self, status: int, body: dict[str, str], headers: dict[str, str] | None = None) -> None:
+        super().__init__(status, body["error"], headers=headers)
+        self.body = body
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(self.body, status_code=self.status_code, headers=self.headers)
+
+
+class BodyTooLarge(BodyRefused):
     def __init__(self, limit: int) -> None:
-        super().__init__(413, too_large(limit), headers={"Connection": "close"})
+        super().__init__(413, {"error": too_large(limit)}, headers={"Connection": "close"})
+
+
+async def read_checked(
+    app: ASGIApp, scope: Scope, receive: Receive, send: Send, check: Callable[[Message], None]
+) -> None:
+    """Run ``app`` with every ``http.request`` message passed to ``check`` as it is received
+    (which raises ``BodyRefused``); a refusal no one answered yet is answered here."""
+    started = False
+
+    async def checked() -> Message:
+        message = await receive()
+        if message["type"] == "http.request":
+            check(message)
+        return message
+
+    async def watched(message: Message) -> None:
+        nonlocal started
+        if message["type"] == "http.response.start":
+            started = True
+        await send(message)
+
+    try:
+        await app(scope, checked, watched)
+    except BodyRefused as exc:
+        if started:
+            raise
+        await exc.response()(scope, receive, send)
 
 
 def too_large(limit: int) -> str:
@@ -59,36 +98,17 @@ class LimitRequestBody:
             return
         declared = _declared_length(scope)
         if declared is not None and declared > self.max_bytes:
-            await self._refuse(scope, receive, send)
+            await BodyTooLarge(self.max_bytes).response()(scope, receive, send)
             return
         received = 0
-        started = False
 
-        async def counted() -> Message:
+        def count(message: Message) -> None:
             nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise BodyTooLarge(self.max_bytes)
-            return message
+            received += len(message.get("body", b""))
+            if received > self.max_bytes:
+                raise BodyTooLarge(self.max_bytes)
 
-        async def watched(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except BodyTooLarge:
-            if started:
-                raise
-            await self._refuse(scope, receive, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = JSONResponse({"error": too_large(self.max_bytes)}, status_code=413, headers={"Connection": "close"})
-        await response(scope, receive, send)
+        await read_checked(self.app, scope, receive, send, count)
 
 
 def context_shape(value: Any, max_depth: int) -> tuple[int, int]:

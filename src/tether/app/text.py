@@ -14,9 +14,9 @@ import json
 import re
 from typing import Any
 
-from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tether.app.limits import BodyRefused, read_checked
 
 UNPAIRED = "the JSON body holds an unpaired UTF-16 surrogate (\\ud800-\\udfff) in a string; send valid Unicode text"
 # A \uXXXX escape of a surrogate, preceded by an even number of backslashes (\\ud800 is text).
@@ -69,10 +69,9 @@ def surrogate_field(body: bytes) -> str:
     return "body"
 
 
-class UnpairedSurrogate(HTTPException):
+class UnpairedSurrogate(BodyRefused):
     def __init__(self, field: str) -> None:
-        super().__init__(422, UNPAIRED)
-        self.field = field
+        super().__init__(422, {"error": UNPAIRED, "field": field})
 
 
 def _is_json(scope: Scope) -> bool:
@@ -92,25 +91,10 @@ class RejectUnpairedSurrogates:
             await self.app(scope, receive, send)
             return
         body = bytearray()
-        started = False
 
-        async def checked() -> Message:
-            message = await receive()
-            if message["type"] == "http.request":
-                body.extend(message.get("body", b""))
-                if not message.get("more_body", False) and unpaired_surrogate(bytes(body)):
-                    raise UnpairedSurrogate(surrogate_field(bytes(body)))
-            return message
+        def check(message: Message) -> None:
+            body.extend(message.get("body", b""))
+            if not message.get("more_body", False) and unpaired_surrogate(bytes(body)):
+                raise UnpairedSurrogate(surrogate_field(bytes(body)))
 
-        async def watched(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, checked, watched)
-        except UnpairedSurrogate as exc:
-            if started:
-                raise
-            await JSONResponse({"error": UNPAIRED, "field": exc.field}, status_code=422)(scope, receive, send)
+        await read_checked(self.app, scope, receive, send, check)

@@ -126,7 +126,7 @@ class Recording:
         ``audit`` (the op as moved, the action, its details) and run the ``then`` moves — all in
         one transaction when the stores share the session store's writer."""
         sessions = self.store.sessions
-        if sessions is None or self.audit.sessions is None:
+        if sessions is None or not self._shared():
             if not await self.store.move(op_id, from_statuses, values, **where):
                 return False
             await self._audit(*audit)

@@ -74,8 +74,9 @@ class Policy:
     ``tables`` maps each whitelisted table to its tenant column (``None``: the table is not split by
     tenant). ``filters`` adds, per table, more ``column = value`` predicates that hold wherever the
     table is read, like the tenant's (a subsidiary, the user's own rows). ``columns`` optionally
-    restricts a table to the listed columns. ``functions`` adds names to the function allowlist. Names are written as they would be unquoted in SQL; table
-    names match case-insensitively and are emitted as spelled here.
+    restricts a table to the listed columns. ``functions`` adds names to the function allowlist.
+    Names are written as they would be unquoted in SQL; table names match case-insensitively and
+    are emitted as spelled here.
     """
 
     tables: Mapping[str, str | None]

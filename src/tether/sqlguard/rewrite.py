@@ -2,8 +2,9 @@
 row cap.
 
 Each reference ``t [AS a]`` becomes ``(SELECT * FROM t WHERE t.tenant_col = 'B001') AS a`` (and
-each of the table's ``Policy.filters`` ANDed to it): the filter sits inside the derived table, so it holds at any depth, under outer joins (the preserved
-side is filtered, the null-extended side still extends) and whatever the surrounding ``OR``s say.
+each of the table's ``Policy.filters`` ANDed to it): the filter sits inside the derived table, so
+it holds at any depth, under outer joins (the preserved side is filtered, the null-extended side
+still extends) and whatever the surrounding ``OR``s say.
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ def _restricted_source(ref: TableRef, policy: Policy) -> exp.Expr:
         alias = exp.TableAlias(this=node.this)
     tenant_column = policy.tables[ref.table]
     columns = policy.columns.get(ref.table)
-    predicates = dict(policy.filters.get(ref.table, {}))
-    if tenant_column is not None:
-        predicates = {tenant_column: policy.tenant, **predicates} if policy.tenant is not None else predicates
+    predicates = {tenant_column: policy.tenant} if tenant_column is not None else {}  # Policy requires the tenant
+    predicates.update(policy.filters.get(ref.table, {}))
     if not predicates and columns is None:
         return exp.Table(this=exp.to_identifier(ref.table), alias=alias)
     projection: list[exp.Expr] = (

@@ -5,7 +5,6 @@ the op out (through its own API) records what happened there instead of a cancel
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,21 +13,12 @@ import sqlalchemy as sa
 from tests.packs.erp.conftest import ErpServer
 from tests.packs.erp.test_erp_ops import erp_rows, erp_total, erp_write, propose, record, wait_op
 
-ME_CACHE_S = 1.0
+ME_CACHE_S = 1.0  # tether's cache of who a token is, as the erp_server fixture (conftest) sets it
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ErpServer]:
-    s = ErpServer(tmp_path_factory.mktemp("erp-op-bounds"), TETHER_ERP_ME_CACHE_S=str(ME_CACHE_S)).start(timeout=120)
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
-@pytest.fixture(scope="module")
-def admin(server: ErpServer) -> str:
-    return server.token("admin")
+def admin(erp_server: ErpServer) -> str:
+    return erp_server.token("admin")
 
 
 def _database(server: ErpServer, name: str, sql: str, **params: Any) -> Any:
@@ -41,52 +31,54 @@ def _database(server: ErpServer, name: str, sql: str, **params: Any) -> Any:
         engine.dispose()
 
 
-def test_an_op_whose_form_is_no_longer_granted_cannot_be_confirmed(server: ErpServer, admin: str) -> None:
-    before = erp_total(server, admin, "2001")
-    auths = str(_database(server, "erp.db", "SELECT auths FROM erp_user WHERE id = 'sales01'"))
+def test_an_op_whose_form_is_no_longer_granted_cannot_be_confirmed(erp_server: ErpServer, admin: str) -> None:
+    before = erp_total(erp_server, admin, "2001")
+    auths = str(_database(erp_server, "erp.db", "SELECT auths FROM erp_user WHERE id = 'sales01'"))
     assert "2001" in auths.split(",")
-    with server.login("sales01") as c:
-        _, op_id = propose(server, c)
+    with erp_server.login("sales01") as c:
+        _, op_id = propose(erp_server, c)
         revoked = ",".join(a for a in auths.split(",") if a != "2001")
-        _database(server, "erp.db", "UPDATE erp_user SET auths = :a WHERE id = 'sales01'", a=revoked)
+        _database(erp_server, "erp.db", "UPDATE erp_user SET auths = :a WHERE id = 'sales01'", a=revoked)
         try:
             time.sleep(ME_CACHE_S + 0.5)  # tether's cache of who the token is
             r = c.post(f"/api/ops/{op_id}/confirm")
             assert r.status_code == 404 and "no access to form '2001'" in r.text, r.text
             assert c.get(f"/api/ops/{op_id}").json()["state"] == "draft"  # nothing moved
-            assert erp_total(server, admin, "2001") == before
+            assert erp_total(erp_server, admin, "2001") == before
         finally:
-            _database(server, "erp.db", "UPDATE erp_user SET auths = :a WHERE id = 'sales01'", a=auths)
+            _database(erp_server, "erp.db", "UPDATE erp_user SET auths = :a WHERE id = 'sales01'", a=auths)
         time.sleep(ME_CACHE_S + 0.5)
         assert c.post(f"/api/ops/{op_id}/confirm").status_code == 200  # granted again: the same op goes on
         assert wait_op(c, op_id, {"done", "failed"})["state"] == "done"
-    assert erp_total(server, admin, "2001") == before + 1
+    assert erp_total(erp_server, admin, "2001") == before + 1
 
 
-def test_a_failed_op_whose_proposal_expired_cannot_be_retried(server: ErpServer, admin: str) -> None:
+def test_a_failed_op_whose_proposal_expired_cannot_be_retried(erp_server: ErpServer, admin: str) -> None:
     made = erp_write(
-        server, admin, {"sFormId": "1003", "handleType": "add", "data": {"name": "试用物料", "unit": "个", "price": 5}}
+        erp_server,
+        admin,
+        {"sFormId": "1003", "handleType": "add", "data": {"name": "试用物料", "unit": "个", "price": 5}},
     )
-    code = record(server, admin, "1003", made["sId"])["master"]["code"]
-    with server.login("sales01") as c:
-        _, op_id = propose(server, c, f"给恒达自动化报价：{code} 1个，单价5")
-        erp_write(server, admin, {"sFormId": "1003", "handleType": "del", "sId": made["sId"]})  # the line will fail
+    code = record(erp_server, admin, "1003", made["sId"])["master"]["code"]
+    with erp_server.login("sales01") as c:
+        _, op_id = propose(erp_server, c, f"给恒达自动化报价：{code} 1个，单价5")
+        erp_write(erp_server, admin, {"sFormId": "1003", "handleType": "del", "sId": made["sId"]})  # the line will fail
         assert c.post(f"/api/ops/{op_id}/confirm").status_code == 200
         assert wait_op(c, op_id, {"failed", "done"})["state"] == "failed"
-        _database(server, "tether.db", "UPDATE op_queue SET expire_at = 0 WHERE op_id = :i", i=op_id)
-        before = erp_rows(server, "quotation")
+        _database(erp_server, "tether.db", "UPDATE op_queue SET expire_at = 0 WHERE op_id = :i", i=op_id)
+        before = erp_rows(erp_server, "quotation")
         r = c.post(f"/api/ops/{op_id}/confirm")
         assert r.status_code == 409 and "expired" in r.text and "propose again" in r.text, r.text
         op = c.get(f"/api/ops/{op_id}").json()
         assert op["state"] == "failed" and op["attempts"] == 1
-        assert erp_rows(server, "quotation") == before
+        assert erp_rows(erp_server, "quotation") == before
 
 
-def test_a_cancel_after_the_erp_carried_the_op_out_records_that_instead(server: ErpServer, admin: str) -> None:
-    before = erp_total(server, admin, "2001")
-    with server.login("sales01") as c:
-        _, op_id = propose(server, c)  # an auto op: the ERP's execStaging may carry it out itself
-        with server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
+def test_a_cancel_after_the_erp_carried_the_op_out_records_that_instead(erp_server: ErpServer, admin: str) -> None:
+    before = erp_total(erp_server, admin, "2001")
+    with erp_server.login("sales01") as c:
+        _, op_id = propose(erp_server, c)  # an auto op: the ERP's execStaging may carry it out itself
+        with erp_server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
             done = erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()
         assert done["status"] == "executed"
         r = c.post(f"/api/ops/{op_id}/cancel")
@@ -94,16 +86,16 @@ def test_a_cancel_after_the_erp_carried_the_op_out_records_that_instead(server: 
         op = c.get(f"/api/ops/{op_id}").json()
         assert op["state"] == "done" and op["billId"] == done["resultBillId"], op
         assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "done"  # and nothing runs twice
-    assert erp_total(server, admin, "2001") == before + 1
+    assert erp_total(erp_server, admin, "2001") == before + 1
 
 
-def test_stopping_the_session_keeps_what_the_erp_already_carried_out(server: ErpServer, admin: str) -> None:
-    before = erp_total(server, admin, "2001")
-    with server.login("sales01") as c:
-        s, op_id = propose(server, c)
-        with server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
+def test_stopping_the_session_keeps_what_the_erp_already_carried_out(erp_server: ErpServer, admin: str) -> None:
+    before = erp_total(erp_server, admin, "2001")
+    with erp_server.login("sales01") as c:
+        s, op_id = propose(erp_server, c)
+        with erp_server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
             assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()["status"] == "executed"
         r = c.post(f"/api/agent/sessions/{s['sessionId']}/cancel")
         assert r.status_code == 200 and r.json()["status"] == "CANCELLED", r.text
         assert c.get(f"/api/ops/{op_id}").json()["state"] == "done"
-    assert erp_total(server, admin, "2001") == before + 1
+    assert erp_total(erp_server, admin, "2001") == before + 1

@@ -7,6 +7,7 @@ ERP as the person answering — it must name exactly one record they can see (``
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tether.pack import Identity, Interaction, InvalidInput, Tool, ToolContext, ToolError, tool
@@ -50,7 +51,9 @@ def _at(name: str) -> str:
     return name.replace("[", ".").replace("]", "")
 
 
-def reference_checker(erp: Erp) -> Any:
+def reference_checker(
+    erp: Erp,
+) -> Callable[[dict[str, Any], dict[str, Any], Identity | None], Awaitable[dict[str, Any]]]:
     async def resolve_answer(payload: dict[str, Any], answer: dict[str, Any], who: Identity | None) -> dict[str, Any]:
         if who is None or not who.credential:  # no ERP login here: the proposal resolves them later
             return answer

@@ -79,7 +79,7 @@ class QueryService:
         return Policy(tables=allowed, tenant=brand, max_rows=self.max_rows, filters=filters)
 
     async def run(self, ctx: ToolContext, question: str, sql: str | None, own_rows: bool = False) -> Any:
-        policy = await asyncio.to_thread(self.policy, ctx, own_rows)
+        policy = self.policy(ctx, own_rows)  # a view's columns are read once per process, as views()
         brand = int(policy.tenant)  # type: ignore[arg-type]
         # One worker-thread hop for everything that blocks (cache read, guard, query, cache write or
         # error record): each hop is two thread wake-ups, which cost as much as the query itself.
