@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib.util
 import json
 import os
@@ -361,7 +362,12 @@ class LangGraphPlainPeer(_GraphPeer):
 class Loops:
     """W2's timing loops over a runner (``propose(i)`` -> (session, approval id); ``approve(session,
     id)`` -> the answer; ``model_calls``): 5 warm-ups, then every propose, then every approve in
-    the same order. Shared with tether's side (bench/w2.py)."""
+    the same order. Shared with tether's side (bench/w2.py).
+
+    Before the timed loops the objects of the runner's start-up are collected and frozen out of
+    the GC (``gc.freeze()``, as tether's server does at start-up), for every framework alike:
+    otherwise the one full collection that start-up's leftovers bring due (~50 ms over ~80,000
+    objects for tether, more for the peers) lands in some runs' 200 sessions and not in others'."""
 
     def __init__(self) -> None:
         self.warm: list[tuple[Any, Any]] = []
@@ -375,6 +381,17 @@ class Loops:
         for sid, approval in self.warm:
             await runner.approve(sid, approval)
         runner.model_calls = 0
+        gc.collect()
+        gc.freeze()
+        try:
+            await self._timed(runner, sessions, label)
+        finally:
+            gc.unfreeze()
+        if runner.model_calls != 2 * sessions:
+            raise AssertionError(f"{label}: {runner.model_calls} model calls for {sessions} sessions")
+        return self
+
+    async def _timed(self, runner: Any, sessions: int, label: str) -> None:
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         for i in range(sessions):
             t = time.perf_counter()
@@ -388,9 +405,6 @@ class Loops:
                 raise AssertionError(f"{label}: approve answered {answer!r}")
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         self.cpu_us = (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) * 1e6 / sessions
-        if runner.model_calls != 2 * sessions:
-            raise AssertionError(f"{label}: {runner.model_calls} model calls for {sessions} sessions")
-        return self
 
     def row(self, state: Path, sessions: int) -> dict[str, Any]:
         """The timing row; the state DB is checkpointed (TRUNCATE) before its size is taken."""

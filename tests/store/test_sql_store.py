@@ -15,7 +15,7 @@ from alembic.migration import MigrationContext
 from tether.core.ports import Commit
 from tether.core.session import Step
 from tether.errors import ConfigError
-from tether.store import SqlStore, compact, upgrade
+from tether.store import SqlStore, codec, compact, upgrade
 from tether.store.database import create_read_engine, normalize_url
 from tether.store.migrate import VERSION_TABLE
 from tether.store.tables import agent_event, agent_message, agent_session, agent_step, metadata
@@ -146,6 +146,54 @@ async def test_the_state_is_written_only_when_it_changed(db_url: str) -> None:
             assert json.loads(state())["summary"] == "摘要"
         finally:
             engine.dispose()
+
+
+async def test_the_state_holds_only_what_differs_from_a_new_session(db_url: str) -> None:
+    """Defaults are left out of the stored state and read back as defaults; a state written whole
+    (as earlier versions did) still reads."""
+    async with SqlStore(db_url) as store:
+        s = new_session()
+        s.global_context, s.current_turn_id = {}, "turn-1"
+        await store.create(Commit(s))
+        engine = create_read_engine(normalize_url(db_url))
+        row = sa.select(agent_session.c.state).where(agent_session.c.id == s.session_id)
+        try:
+            with engine.connect() as conn:
+                stored = json.loads(compact.unpack(conn.execute(row).scalar_one()))
+            assert stored == {"currentTurnId": "turn-1"}
+            back = await store.load(s.session_id)
+            assert (back.global_context, back.selected_skill_ids, back.waiting_job_ids) == ({}, [], [])
+            assert (back.pending_interaction, back.last_error, back.summary, back.summary_upto) == (None, None, None, 0)
+
+            s.selected_skill_ids, s.summary, s.summary_upto = ["prices"], "摘要", 3
+            s.pending_interaction = {"interactionId": "int-1", "kind": "question"}
+            s.answered_interactions = ["int-0"]
+            await store.commit(Commit(s))
+            back = await store.load(s.session_id)
+            assert (back.selected_skill_ids, back.summary, back.summary_upto) == (["prices"], "摘要", 3)
+            assert back.pending_interaction == s.pending_interaction and back.answered_interactions == ["int-0"]
+
+            whole = {
+                "globalContext": {"k": 1}, "selectedSkillIds": [], "pendingInteraction": None, "waitingJobIds": [],
+                "currentTurnId": "turn-9", "lastError": None, "lastDslId": None, "summary": None, "summaryUpto": 0,
+                "answered": [],
+            }  # fmt: skip
+            with engine.begin() as conn:
+                query = sa.update(agent_session).where(agent_session.c.id == s.session_id)
+                conn.execute(query.values(state=compact.dumps(whole).encode()))
+            back = await store.load(s.session_id)
+            assert (back.global_context, back.current_turn_id, back.pending_interaction) == ({"k": 1}, "turn-9", None)
+        finally:
+            engine.dispose()
+
+
+def test_a_system_prompt_is_encoded_once_and_decodes_as_written() -> None:
+    prompt = {"role": "system", "content": "You are tether. " * 40}
+    first = codec.message_body(prompt, compact.pack)
+    assert codec.message_body(dict(prompt), compact.pack) is first
+    assert json.loads(compact.unpack(first)) == prompt
+    other = {"role": "system", "content": "You are tether, for another user. " * 20}
+    assert json.loads(compact.unpack(codec.message_body(other, compact.pack))) == other
 
 
 async def test_group_commit_is_durable_across_a_reopen(db_url: str) -> None:

@@ -118,20 +118,30 @@ class CommitRows:
 
 
 def session_state(s: AgentSession) -> str:
-    return dumps(
-        {
-            "globalContext": s.global_context,
-            "selectedSkillIds": s.selected_skill_ids,
-            "pendingInteraction": s.pending_interaction,
-            "waitingJobIds": s.waiting_job_ids,
-            "currentTurnId": s.current_turn_id,
-            "lastError": s.last_error,
-            "lastDslId": s.last_dsl_id,
-            "summary": s.summary,
-            "summaryUpto": s.summary_upto,
-            "answered": s.answered_interactions,
-        }
-    )
+    """The state column's JSON: only what differs from a new session's (``session_from_row``
+    reads a missing key as its default), so a typical state is small enough to store as is."""
+    state: dict[str, Any] = {}
+    if s.global_context:
+        state["globalContext"] = s.global_context
+    if s.selected_skill_ids:
+        state["selectedSkillIds"] = s.selected_skill_ids
+    if s.pending_interaction is not None:
+        state["pendingInteraction"] = s.pending_interaction
+    if s.waiting_job_ids:
+        state["waitingJobIds"] = s.waiting_job_ids
+    if s.current_turn_id is not None:
+        state["currentTurnId"] = s.current_turn_id
+    if s.last_error is not None:
+        state["lastError"] = s.last_error
+    if s.last_dsl_id is not None:
+        state["lastDslId"] = s.last_dsl_id
+    if s.summary is not None:
+        state["summary"] = s.summary
+    if s.summary_upto:
+        state["summaryUpto"] = s.summary_upto
+    if s.answered_interactions:
+        state["answered"] = s.answered_interactions
+    return dumps(state)
 
 
 def state_digest(state: str) -> bytes:
@@ -197,6 +207,26 @@ def _step_rows(
     return new, replaced, rewrite, opened
 
 
+# The stored bodies of recent system prompts: every session of one user (and every user with the
+# same grants) starts with the same prompt, so it is encoded and compressed once, not per session.
+_SYSTEM_BODIES: dict[tuple[Pack, str], Body] = {}
+_SYSTEM_BODIES_MAX = 256
+
+
+def message_body(message: Mapping[str, Any], pack: Pack) -> Body:
+    """The stored body of a transcript message."""
+    content = message.get("content")
+    if message.get("role") != "system" or len(message) != 2 or not isinstance(content, str):
+        return pack(dumps(message))
+    key = (pack, content)
+    body = _SYSTEM_BODIES.get(key)
+    if body is None:
+        if len(_SYSTEM_BODIES) >= _SYSTEM_BODIES_MAX:
+            _SYSTEM_BODIES.clear()
+        body = _SYSTEM_BODIES[key] = pack(dumps(message))
+    return body
+
+
 def snapshot_commit(
     commit: Commit,
     now: float,
@@ -241,8 +271,8 @@ def snapshot_commit(
         keep_state=keep_state,
         first_seq=first_seq,
         max_seq=max_seq,
-        new_messages=[(sid, i, pack(dumps(transcript[i]))) for i in range(start, len(transcript))],
-        replaced_messages=[(pack(dumps(transcript[i])), sid, i) for i in sorted(replaced)],
+        new_messages=[(sid, i, message_body(transcript[i], pack)) for i in range(start, len(transcript))],
+        replaced_messages=[(message_body(transcript[i], pack), sid, i) for i in sorted(replaced)],
         events=events,
         new_steps=new_steps,
         replaced_steps=replaced_steps,
