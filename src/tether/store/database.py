@@ -108,7 +108,7 @@ def writer_database(url: sa.URL) -> tuple[Database, str, sa.Engine | None]:
             _sqlite_pragmas(conn, "FULL")
             return conn
 
-        db = Database(connect, sqlite3.IntegrityError, sqlite3.Error, begin_sql="BEGIN IMMEDIATE")
+        db = Database(connect, sqlite3.IntegrityError, sqlite3.Error, begin_sql="BEGIN IMMEDIATE", inline=True)
         return db, "qmark", None
     engine = sa.create_engine(url, isolation_level="READ COMMITTED", pool_size=1, pool_pre_ping=True)
     dbapi = engine.dialect.loaded_dbapi

@@ -79,6 +79,8 @@ class SqlStore:
         self._sql: writes.Statements | None = None
         self._ledger = codec.Ledger()
         self._attached: dict[str, list[Write]] = {}
+        # each session's flush of attached writes, cancelled when a commit takes them first
+        self._attach_timers: dict[str, asyncio.TimerHandle] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -186,7 +188,7 @@ class SqlStore:
             commit, self._clock.now(), self.lease_seconds, ledger, compact.pack, create, lease_owner=self.replica_id
         )
         write = writes.commit_write(self._s(), commit, rows, create, ledger)
-        attached = self._attached.pop(commit.session.session_id, None)
+        attached = self._take_attached(commit.session.session_id)
         if not attached:
             await self._w().submit(write)
             return
@@ -221,10 +223,17 @@ class SqlStore:
         waiting = self._attached.setdefault(session_id, [])
         waiting.append(write)
         if len(waiting) == 1:
-            asyncio.get_running_loop().call_later(ATTACH_FLUSH_S, self._flush_attached, session_id)
+            loop = asyncio.get_running_loop()
+            self._attach_timers[session_id] = loop.call_later(ATTACH_FLUSH_S, self._flush_attached, session_id)
+
+    def _take_attached(self, session_id: str) -> list[Write] | None:
+        timer = self._attach_timers.pop(session_id, None)
+        if timer is not None:
+            timer.cancel()
+        return self._attached.pop(session_id, None)
 
     def _flush_attached(self, session_id: str) -> None:
-        attached = self._attached.pop(session_id, None)
+        attached = self._take_attached(session_id)
         if attached and self._writer is not None:
             for fut in self._writer.enqueue(attached):
                 fut.add_done_callback(_log_failure)
