@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from tether.errors import ConfigError
 from tether.progress import Progress, follow_session
 
 DEFAULT_URL = os.environ.get("TETHER_URL", "http://127.0.0.1:8000")
@@ -392,7 +393,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    code: int = args.fn(args)
+    try:
+        code: int = args.fn(args)
+    except ConfigError as e:  # a setting or the database to fix: say what, without a traceback
+        print(f"tether: {e}", file=sys.stderr)
+        return 2
     return code
 
 

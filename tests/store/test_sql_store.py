@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from tether.core.session import Step
 from tether.errors import ConfigError
 from tether.store import SqlStore, codec, compact, upgrade
 from tether.store.database import create_read_engine, normalize_url
-from tether.store.migrate import VERSION_TABLE
+from tether.store.migrate import HEAD, VERSION_TABLE
 from tether.store.tables import agent_event, agent_message, agent_session, agent_step, metadata
 from tether.store.writer import StoreError
 
@@ -294,9 +297,37 @@ def test_head_constant_is_the_newest_revision_and_a_migrated_database_skips_alem
         upgrade(url)
         with engine.connect() as conn:
             assert at_head(conn)
-            conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = 'older'"))
+            conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '0006'"))
             assert not at_head(conn)
     finally:
+        engine.dispose()
+
+
+async def test_a_database_a_newer_tether_migrated_is_refused_with_what_to_do(db_url: str, tmp_path: Path) -> None:
+    """Older code must not write into a newer schema (it would miss what the newer one keeps)."""
+    async with SqlStore(db_url):
+        pass
+    engine = create_read_engine(normalize_url(db_url))
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '9001'"))
+        with pytest.raises(ConfigError, match=r"revision 9001, which this tether does not know .*a newer tether"):
+            async with SqlStore(db_url):
+                pass
+        if db_url.startswith("sqlite"):  # the command line says it in one line, no traceback
+            cli = subprocess.run(
+                [sys.executable, "-m", "tether.cli", "db", "upgrade"],
+                env={**os.environ, "TETHER_DATABASE_URL": db_url},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=tmp_path,
+            )
+            assert cli.returncode == 2 and "Traceback" not in cli.stderr
+            assert "schema revision 9001" in cli.stderr
+    finally:
+        with engine.begin() as conn:  # the fixture's database is dropped or reused: leave it valid
+            conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '{HEAD}'"))
         engine.dispose()
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from tether.errors import ConfigError
 from tether.store.database import create_read_engine, normalize_url
 
 if TYPE_CHECKING:
@@ -23,11 +24,24 @@ SCRIPT_LOCATION = str(Path(__file__).resolve().parent / "migrations")
 HEAD = "0007"  # the newest revision in migrations/versions (a test keeps the two equal)
 
 
+def known_revisions() -> set[str]:
+    """The revisions this tether ships (the ``NNNN_`` prefixes in migrations/versions)."""
+    return {f.name[:4] for f in (Path(SCRIPT_LOCATION) / "versions").glob("[0-9][0-9][0-9][0-9]_*.py")}
+
+
 def at_head(conn: sa.Connection) -> bool:
-    """True when the database is already at ``HEAD``: start-up then skips Alembic (seconds of imports)."""
+    """True when the database is already at ``HEAD``: start-up then skips Alembic (seconds of imports).
+    ``ConfigError`` when a newer tether migrated it: this code would write rows that schema does not
+    expect (and miss what it keeps, such as the audit head), so it refuses to run rather than guess."""
     if not sa.inspect(conn).has_table(VERSION_TABLE):
         return False
     versions = {row[0] for row in conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}"))}
+    unknown = sorted(versions - known_revisions())
+    if unknown:
+        raise ConfigError(
+            f"the database is at schema revision {', '.join(unknown)}, which this tether does not know (it knows "
+            f"up to {HEAD}): a newer tether migrated it. Run that version, or restore the backup taken before it."
+        )
     return versions == {HEAD}
 
 
