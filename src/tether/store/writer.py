@@ -13,7 +13,8 @@ on the caller's thread, under the same lock as the thread's batches, and returns
 commit. The hand-off costs each commit two thread wake-ups (~70 µs to start the writer, ~100 µs
 to resume the caller on a VM's vCPUs) for a commit of ~250 µs; under load, when other tasks are
 ready or writes are queued, writes go to the thread and are batched as before, so the loop is
-never held by a commit while it has other work.
+never held by a commit while it has other work. (An inline write that waits for another
+process's lock on the file holds the loop for that wait; replicas share PostgreSQL, not SQLite.)
 
 This module knows nothing about the schema (see writes.py) and must never run SQL other than
 under its lock (in the writer thread or an inline write), nor wake a caller before its commit is
