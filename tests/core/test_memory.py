@@ -88,6 +88,26 @@ def test_the_estimate_counts_cjk_characters_one_each_and_other_text_four_to_a_to
     assert request_tokens([user("abcd")]) == memory.MESSAGE_OVERHEAD + 1
 
 
+def test_the_tool_specs_estimate_follows_what_the_specs_say() -> None:
+    """Kept per (names, descriptions, parameters objects): a changed spec is estimated afresh."""
+    params = {"type": "object", "properties": {"order_id": {"type": "string"}}}
+
+    def specs(description: str) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": "t", "description": description, "parameters": params}}]
+
+    def fresh(tools: list[dict[str, Any]]) -> int:
+        return estimate_tokens(json.dumps(tools, ensure_ascii=False))
+
+    short, long = specs("Look up an order."), specs("查询订单" * 50)
+    assert memory.spec_tokens(short) == fresh(short)
+    assert memory.spec_tokens(long) == fresh(long) > fresh(short)
+    assert memory.spec_tokens(specs("Look up an order.")) == fresh(short)  # rebuilt around the same parameters
+    other = {**params, "properties": {**params["properties"], "note": {"type": "string", "description": "x" * 400}}}
+    wider = [{"type": "function", "function": {"name": "t", "description": "Look up an order.", "parameters": other}}]
+    assert memory.spec_tokens(wider) == fresh(wider) > fresh(short)  # another parameters object: estimated afresh
+    assert memory.spec_tokens([]) == 0
+
+
 def test_a_cut_tool_result_stays_valid_json_with_its_frame_and_a_head() -> None:
     big = result("c1", {"total": 400, "handle_id": "h-1", "rows": ["x" * 50 for _ in range(400)]})
     cut = clip_result(big, 200)

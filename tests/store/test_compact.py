@@ -30,6 +30,12 @@ def test_the_format_constants_are_frozen() -> None:
     assert len(set(compact.EVENT_TYPES)) == len(compact.EVENT_TYPES)
 
 
+@given(json_values)
+def test_dumps_writes_what_the_standard_library_writes(value: object) -> None:
+    """Audit hashes of rows written with json.dumps must verify with compact.dumps."""
+    assert compact.dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 @given(st.text())
 def test_a_packed_body_unpacks_to_the_same_text(text: str) -> None:
     packed = compact.pack(text)

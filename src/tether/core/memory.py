@@ -80,8 +80,28 @@ def request_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] 
 
 
 def spec_tokens(tools: Sequence[dict[str, Any]]) -> int:
-    """The tool specs' share of a request (their JSON: the costly part of an estimate)."""
-    return estimate_tokens(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
+    """The tool specs' share of a request (their JSON: the costly part of an estimate). Specs are
+    rebuilt per request around each tool's own ``parameters`` object, so the estimate is kept per
+    (names, descriptions, parameters objects); the entry holds those objects, so an id in its key
+    cannot be reused by another object while it is kept."""
+    if not tools:
+        return 0
+    try:
+        fns = [t["function"] for t in tools]
+        key = tuple((f["name"], f["description"], id(f["parameters"])) for f in fns)
+    except (KeyError, TypeError):
+        return estimate_tokens(json.dumps(list(tools), ensure_ascii=False))
+    hit = _SPEC_TOKENS.get(key)
+    if hit is not None:
+        return hit[0]
+    tokens = estimate_tokens(json.dumps(list(tools), ensure_ascii=False))
+    if len(_SPEC_TOKENS) >= 256:
+        _SPEC_TOKENS.clear()
+    _SPEC_TOKENS[key] = (tokens, [f["parameters"] for f in fns])
+    return tokens
+
+
+_SPEC_TOKENS: dict[tuple[tuple[str, str, int], ...], tuple[int, list[Any]]] = {}
 
 
 def clip_text(text: str, tokens: int, mark: str = "…") -> str:

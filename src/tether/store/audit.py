@@ -38,6 +38,7 @@ import sqlalchemy as sa
 
 from tether.core.session import Owner
 from tether.core.tools import ToolContext
+from tether.store import compact
 from tether.store.database import create_read_engine, normalize_url
 from tether.store.tables import audit_head, audit_log
 from tether.store.writer import Write
@@ -51,7 +52,10 @@ _CHAIN_LOCK = 7_305_118_272  # PostgreSQL advisory lock key: one appender of the
 
 
 def chain_hash(prev_hash: str, row: dict[str, Any]) -> str:
-    body = json.dumps([prev_hash, *(row[f] for f in _FIELDS)], ensure_ascii=False, separators=(",", ":"))
+    """The row's link: SHA-256 of ``[prev_hash, *fields]`` as compact JSON (``compact.dumps``: the
+    same text as ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``, which wrote the
+    earlier rows, with its encoder built once)."""
+    body = compact.dumps([prev_hash, *(row[f] for f in _FIELDS)])
     return hashlib.sha256(body.encode()).hexdigest()
 
 
