@@ -120,27 +120,19 @@ class CommitRows:
 def session_state(s: AgentSession) -> str:
     """The state column's JSON: only what differs from a new session's (``session_from_row``
     reads a missing key as its default), so a typical state is small enough to store as is."""
-    state: dict[str, Any] = {}
-    if s.global_context:
-        state["globalContext"] = s.global_context
-    if s.selected_skill_ids:
-        state["selectedSkillIds"] = s.selected_skill_ids
-    if s.pending_interaction is not None:
-        state["pendingInteraction"] = s.pending_interaction
-    if s.waiting_job_ids:
-        state["waitingJobIds"] = s.waiting_job_ids
-    if s.current_turn_id is not None:
-        state["currentTurnId"] = s.current_turn_id
-    if s.last_error is not None:
-        state["lastError"] = s.last_error
-    if s.last_dsl_id is not None:
-        state["lastDslId"] = s.last_dsl_id
-    if s.summary is not None:
-        state["summary"] = s.summary
-    if s.summary_upto:
-        state["summaryUpto"] = s.summary_upto
-    if s.answered_interactions:
-        state["answered"] = s.answered_interactions
+    fields: tuple[tuple[str, Any, Any], ...] = (  # key, value, a new session's value
+        ("globalContext", s.global_context, {}),
+        ("selectedSkillIds", s.selected_skill_ids, []),
+        ("pendingInteraction", s.pending_interaction, None),
+        ("waitingJobIds", s.waiting_job_ids, []),
+        ("currentTurnId", s.current_turn_id, None),
+        ("lastError", s.last_error, None),
+        ("lastDslId", s.last_dsl_id, None),
+        ("summary", s.summary, None),
+        ("summaryUpto", s.summary_upto, 0),
+        ("answered", s.answered_interactions, []),
+    )
+    state = {key: value for key, value, default in fields if value != default}
     return dumps(state)
 
 

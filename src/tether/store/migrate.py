@@ -8,6 +8,7 @@ database. This module must never create tables by any other means than the revis
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +25,10 @@ SCRIPT_LOCATION = str(Path(__file__).resolve().parent / "migrations")
 HEAD = "0007"  # the newest revision in migrations/versions (a test keeps the two equal)
 
 
-def known_revisions() -> set[str]:
+@cache
+def known_revisions() -> frozenset[str]:
     """The revisions this tether ships (the ``NNNN_`` prefixes in migrations/versions)."""
-    return {f.name[:4] for f in (Path(SCRIPT_LOCATION) / "versions").glob("[0-9][0-9][0-9][0-9]_*.py")}
+    return frozenset(f.name[:4] for f in (Path(SCRIPT_LOCATION) / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
 
 
 def at_head(conn: sa.Connection) -> bool:

@@ -78,9 +78,8 @@ class SqlStore:
         self._load_sql: tuple[str, ...] = _LOAD
         self._sql: writes.Statements | None = None
         self._ledger = codec.Ledger()
-        self._attached: dict[str, list[Write]] = {}
-        # each session's flush of attached writes, cancelled when a commit takes them first
-        self._attach_timers: dict[str, asyncio.TimerHandle] = {}
+        # per session: writes attached to its next commit, and their flush (cancelled when a commit takes them)
+        self._attached: dict[str, tuple[list[Write], asyncio.TimerHandle]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -220,17 +219,17 @@ class SqlStore:
         that commit shows (a tool's result, a proposal) is never durable without it. Each write
         still fails alone: a session commit refused as stale does not take ``write`` with it. If
         the session commits nothing within ``ATTACH_FLUSH_S``, ``write`` is committed on its own."""
-        waiting = self._attached.setdefault(session_id, [])
-        waiting.append(write)
-        if len(waiting) == 1:
-            loop = asyncio.get_running_loop()
-            self._attach_timers[session_id] = loop.call_later(ATTACH_FLUSH_S, self._flush_attached, session_id)
+        if session_id not in self._attached:
+            timer = asyncio.get_running_loop().call_later(ATTACH_FLUSH_S, self._flush_attached, session_id)
+            self._attached[session_id] = ([], timer)
+        self._attached[session_id][0].append(write)
 
     def _take_attached(self, session_id: str) -> list[Write] | None:
-        timer = self._attach_timers.pop(session_id, None)
-        if timer is not None:
-            timer.cancel()
-        return self._attached.pop(session_id, None)
+        entry = self._attached.pop(session_id, None)
+        if entry is None:
+            return None
+        entry[1].cancel()
+        return entry[0]
 
     def _flush_attached(self, session_id: str) -> None:
         attached = self._take_attached(session_id)
