@@ -100,10 +100,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from tether.app.main import create_app
+    from tether.wiring import check_schemas
 
     settings = _settings(args)
+    app = create_app(settings)
+    check_schemas(app.state.services)  # a refusal is one line here, not a start-up traceback
     uvicorn.run(
-        create_app(settings),
+        app,
         host=args.host,
         port=args.port,
         log_level=settings.log_level.lower(),

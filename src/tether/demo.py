@@ -179,10 +179,13 @@ def _start_server(settings: Settings, host: str, port: int, out: TextIO) -> Any:
     import uvicorn
 
     from tether.app.main import create_app
+    from tether.wiring import check_schemas
 
     out.write("preparing the embedded default (database, demo data, worker)…\n")
     out.flush()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning"))
+    app = create_app(settings)
+    check_schemas(app.state.services)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 180

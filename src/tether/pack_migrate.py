@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from tether.errors import ConfigError
 from tether.store.database import create_read_engine, normalize_url
 
 
@@ -36,11 +37,14 @@ class PackMigrations:
     head: str | None = None
 
 
+def _stored(conn: sa.Connection, migrations: PackMigrations) -> set[str]:
+    if not sa.inspect(conn).has_table(migrations.version_table):
+        return set()
+    return {row[0] for row in conn.execute(sa.text(f"SELECT version_num FROM {migrations.version_table}"))}
+
+
 def at_head(conn: sa.Connection, migrations: PackMigrations) -> bool:
-    if migrations.head is None or not sa.inspect(conn).has_table(migrations.version_table):
-        return False
-    rows = conn.execute(sa.text(f"SELECT version_num FROM {migrations.version_table}"))
-    return {row[0] for row in rows} == {migrations.head}
+    return migrations.head is not None and _stored(conn, migrations) == {migrations.head}
 
 
 def _config(migrations: PackMigrations, connection: sa.Connection | None) -> Any:
@@ -69,10 +73,42 @@ def upgrade_pack(migrations: PackMigrations, revision: str = "head") -> bool:
                 return False
             from alembic import command
 
-            command.upgrade(_config(migrations, conn), revision)
+            config = _config(migrations, conn)
+            _refuse_unknown(_stored(conn, migrations), config, migrations)
+            command.upgrade(config, revision)
             return True
     finally:
         engine.dispose()
+
+
+def _refuse_unknown(stored: set[str], config: Any, migrations: PackMigrations) -> None:
+    """``ConfigError`` when the database is at a revision this history does not hold: a newer
+    version of the pack migrated it, and this code would write rows that schema does not expect.
+    (Checked only off the fast path: a database at ``head`` never loads the history.)"""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(config)
+    known = {r.revision for r in script.walk_revisions()}
+    unknown = sorted(stored - known)
+    if unknown:
+        raise ConfigError(
+            f"the database of the pack migrations in {migrations.script_location} is at revision "
+            f"{', '.join(unknown)}, which they do not know (their head is {script.get_current_head()}): a newer "
+            "version of the pack migrated it. Run that version, or restore the backup taken before it."
+        )
+
+
+def check_pack(migrations: PackMigrations) -> None:
+    """Refuse (``ConfigError``) a pack database a newer version of the pack migrated, before a
+    server starts; a database at the head costs one query."""
+    engine = create_read_engine(normalize_url(migrations.url))
+    try:
+        with engine.connect() as conn:
+            stored = _stored(conn, migrations)
+    finally:
+        engine.dispose()
+    if stored and stored != {migrations.head}:
+        _refuse_unknown(stored, _config(migrations, None), migrations)
 
 
 def alembic_env(metadata: sa.MetaData | None = None) -> None:

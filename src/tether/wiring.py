@@ -36,6 +36,19 @@ from tether.telemetry import Metrics, Tracing, build_telemetry
 log = logging.getLogger("tether")
 
 
+def check_schemas(services: Services) -> None:
+    """``ConfigError`` when tether's database or a loaded pack's is at a schema revision this code
+    does not know (a newer version migrated it). Run before a server starts, so that the refusal
+    is one line rather than a start-up traceback around the same message (``start`` refuses too)."""
+    from tether.pack_migrate import check_pack
+    from tether.store.migrate import check
+
+    check(services.settings.database_url)
+    for pack in services.packs:
+        if pack.migrations is not None:
+            check_pack(pack.migrations)
+
+
 @dataclass
 class Services:
     settings: Settings

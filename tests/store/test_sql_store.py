@@ -315,16 +315,17 @@ async def test_a_database_a_newer_tether_migrated_is_refused_with_what_to_do(db_
             async with SqlStore(db_url):
                 pass
         if db_url.startswith("sqlite"):  # the command line says it in one line, no traceback
-            cli = subprocess.run(
-                [sys.executable, "-m", "tether.cli", "db", "upgrade"],
-                env={**os.environ, "TETHER_DATABASE_URL": db_url},
-                capture_output=True,
-                text=True,
-                timeout=120,
-                cwd=tmp_path,
-            )
-            assert cli.returncode == 2 and "Traceback" not in cli.stderr
-            assert "schema revision 9001" in cli.stderr
+            for command in (["db", "upgrade"], ["serve", "--port", "1"]):  # serve refuses before it binds
+                cli = subprocess.run(
+                    [sys.executable, "-m", "tether.cli", *command],
+                    env={**os.environ, "TETHER_DATABASE_URL": db_url},
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    cwd=tmp_path,
+                )
+                assert cli.returncode == 2 and "Traceback" not in cli.stderr, cli.stderr
+                assert "schema revision 9001" in cli.stderr
     finally:
         with engine.begin() as conn:  # the fixture's database is dropped or reused: leave it valid
             conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '{HEAD}'"))

@@ -47,6 +47,21 @@ def at_head(conn: sa.Connection) -> bool:
     return versions == {HEAD}
 
 
+def check(url: str) -> None:
+    """Refuse (``ConfigError``) a database a newer tether migrated, or one that cannot be reached,
+    before a server starts (one query)."""
+    u = normalize_url(url)
+    engine = create_read_engine(u)
+    try:
+        with engine.connect() as conn:
+            at_head(conn)
+    except sa.exc.DBAPIError as e:
+        where = u.render_as_string(hide_password=True)
+        raise ConfigError(f"the database at {where} cannot be used: {e.orig}") from e
+    finally:
+        engine.dispose()
+
+
 def alembic_config(connection: sa.Connection | None = None) -> Config:
     from alembic.config import Config
 

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from tether.errors import ConfigError
 from tether.pack import PackMigrations, upgrade_pack
 from tether.pack_migrate import script_head
 from tether.packs.finance_cs import state
@@ -107,6 +108,42 @@ def test_a_later_revision_reaches_a_deployed_database(db_url: str, tmp_path: Pat
     finally:
         engine.dispose()
     assert _version(db_url) == {"cs9999"}
+
+
+def test_a_database_a_newer_pack_migrated_is_refused_with_what_to_do(db_url: str, tmp_path: Path) -> None:
+    """Older pack code must not run on a schema a newer version of the pack made: before, Alembic's
+    "Can't locate revision" traceback stopped start-up with no word on what to do."""
+    m = migrations(FinanceSettings(database_url=db_url))
+    upgrade_pack(m)
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.begin() as c:
+            c.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = 'cs9999'"))
+    finally:
+        engine.dispose()
+    with pytest.raises(ConfigError, match=rf"at revision cs9999, which they do not know \(their head is {HEAD}\)"):
+        upgrade_pack(m)
+    assert _version(db_url) == {"cs9999"}, "nothing was written"
+    if db_url.startswith("sqlite"):  # the command line says it in one line and exits 2
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+        env.update(
+            {
+                "TETHER_DATABASE_URL": f"sqlite:///{tmp_path / 'tether-own.db'}",
+                "TETHER_FINANCE_DATABASE_URL": db_url,
+                "TETHER_PACKS": "tether.packs.finance_cs.pack",
+            }
+        )
+        for command in (["db", "upgrade"], ["serve", "--port", "1"]):  # serve refuses before it binds
+            cli = subprocess.run(
+                [sys.executable, "-m", "tether.cli", *command],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert cli.returncode == 2 and "Traceback" not in cli.stderr, cli.stderr
+            assert "revision cs9999" in cli.stderr and "a newer version of the pack" in cli.stderr
 
 
 @pytest.mark.slow
