@@ -130,6 +130,39 @@ def test_a_session_waiting_for_a_callback_is_cancelled_and_the_late_callback_ign
     asyncio.run(main())
 
 
+def test_cancel_stops_the_round_a_callback_started(db_url: str) -> None:
+    """The turn a callback resumes runs as a background driver; stopping it answers the
+    cancelled session (it once answered 500: that driver's task returned nothing)."""
+
+    async def main() -> None:
+        gate = Gate()
+
+        async def slow_model(_request: Any) -> Any:
+            gate.started.set()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                gate.cancelled += 1
+                raise
+            return text("too late")
+
+        async with harness(db_url, [calls(("slow_job", {"label": "x"}, "j1")), slow_model]) as h:
+            s = await h.start()
+            assert s.status is Status.WAITING_ASYNC_CALLBACK
+            ticket = h.counters.tickets[0]
+            assert await h.runtime.callback(ticket.job_id, ticket.token, "SUCCEEDED", {"v": 1}, None) == {"ok": True}
+            await asyncio.wait_for(gate.started.wait(), 5)  # the round after the callback is running
+            stopped = await h.runtime.cancel(s.session_id, ALICE)
+            assert stopped.status is Status.CANCELLED and gate.cancelled == 1
+            stored = await h.load(s.session_id)
+            assert stored.status is Status.CANCELLED
+            assert_valid_transcript(stored)
+            with pytest.raises(Conflict):
+                await h.runtime.cancel(s.session_id, ALICE)  # and once only
+
+    asyncio.run(main())
+
+
 def test_a_session_waiting_for_an_answer_is_cancelled_and_the_answer_refused(db_url: str) -> None:
     async def main() -> None:
         async with harness(db_url, [calls(("ask", {"question": "which month?"}, "q1"))]) as h:

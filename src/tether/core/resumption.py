@@ -99,7 +99,7 @@ class Resumption:
         else:
             turn.emit(EventType.TOOL_EXECUTION_FAILED, {**base, "error": data["error"]})
 
-    async def _recover_locked(self, session_id: str) -> None:
+    async def _recover_locked(self, session_id: str) -> AgentSession:
         lock = self._lock(session_id)
         await lock.acquire()
 
@@ -107,7 +107,7 @@ class Resumption:
             s = await self.store.load(session_id)
             return await self._recover(s) if s.status is Status.RUNNING else s
 
-        await self._held(session_id, lock, body())
+        return await self._held(session_id, lock, body())
 
     async def _recover(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
         """Give every call cut off mid-flight an error result, then wait or continue."""

@@ -219,8 +219,8 @@ class Runtime(Answering, Resumption, Cancellation, Drivers):
                 await asyncio.wait({driver})
                 stopped_here = True
                 if not driver.cancelled() and driver.exception() is None:
-                    result: AgentSession = driver.result()
-                    if result.status is Status.CANCELLED:
+                    result = driver.result()  # a background driver (callbacks, recovery) may return None
+                    if isinstance(result, AgentSession) and result.status is Status.CANCELLED:
                         return result
                 break
             if not self._lock(session_id).locked():
@@ -309,10 +309,12 @@ class Runtime(Answering, Resumption, Cancellation, Drivers):
             self.spawn(self.apply_jobs(job.session_id))
         return {"ok": True}
 
-    async def apply_jobs(self, session_id: str) -> None:
+    async def apply_jobs(self, session_id: str) -> AgentSession:
+        """Apply stored job results as the session's driver (a background task ``cancel`` may
+        stop: what it returns is what ``cancel`` answers)."""
         lock = self._lock(session_id)
         await lock.acquire()
-        await self._held(session_id, lock, self._claim_and_apply(session_id))
+        return await self._held(session_id, lock, self._claim_and_apply(session_id))
 
     async def recover(self) -> int:
         """Resume every RUNNING session whose lease expired (its runner died): each is claimed
