@@ -73,6 +73,14 @@ def test_finance_example_streams_shows_the_tools_and_opens_the_report(chat: Any,
     page.click(".workflow > summary")
     page.wait_for_selector(".workflow .steps li")
     assert page.locator(".workflow .steps li").count() == len(steps)
+    # readable: labels, not parameter names; no null; the id only in its small line and the title
+    dsl_id = page.get_attribute(".workflow", "data-dsl") or ""
+    panel = page.inner_text(".workflow")
+    assert "null" not in panel and panel.count(dsl_id) == 1, panel
+    assert page.inner_text(".workflow .dsl-id") == f"工作流 ID：{dsl_id}"
+    assert page.get_attribute(".workflow > summary", "title") == dsl_id
+    assert "关键词" in page.inner_text(".workflow .fields") and "_" not in page.inner_text(".workflow .fields")
+    s.shot("workflow-params")
     page.click(".workflow button.primary")
     page.wait_for_selector('.workflow .replay-status[data-status="SUCCEEDED"]', timeout=90_000)
     assert page.locator(".workflow tbody tr").count() == len(steps)
@@ -259,6 +267,39 @@ def test_the_stream_resumes_with_last_event_id_after_the_connection_drops(chat: 
         server.stop()
 
 
+# ---- a failed turn ---------------------------------------------------------------------------------
+
+
+def test_a_failed_turn_shows_failed_with_the_sessions_last_error(chat: Any, tmp_path: Any) -> None:
+    server = start_server(tmp_path, str(SLOWPACK), TETHER_TURN_TIMEOUT_S="2")
+    try:
+        s = chat(server)
+        s.open()
+        s.login_token()
+        page = s.page
+        s.ask("slowly label=late sleep=6,0,0")
+        s.wait_status("FAILED", timeout=30_000)
+        pill = page.locator("#chat-status")
+        assert pill.inner_text() == "失败" and pill.get_attribute("data-op") is None
+        assert "2s limit" in page.inner_text("#chat-error")
+        assert page.evaluate("getComputedStyle(document.querySelector('#chat-status')).color") == "rgb(185, 28, 28)"
+        # the call the failure cut off no longer says it is running
+        assert page.locator('.tool-row[data-status="running"]').count() == 0
+        assert page.text_content(".tool-row .tool-state") == "未完成"
+        s.shot("failed-turn")
+        page.reload()  # from GET …/runtime: the session's status and lastError
+        s.wait_status("FAILED")
+        page.wait_for_selector("#chat-error:not([hidden])")
+        with server.client() as alice:
+            last_error = get_session(alice, s.session_id())["lastError"]
+        assert page.inner_text("#chat-error") == last_error
+        s.ask("slowly label=after")  # the next turn clears it
+        s.wait_status("SUCCEEDED")
+        assert page.locator("#chat-error").is_hidden()
+    finally:
+        server.stop()
+
+
 # ---- stop -----------------------------------------------------------------------------------------
 
 
@@ -424,6 +465,60 @@ def test_write_proposal_confirm_op_result_retry_pending_and_cancel(chat: Any, ch
     assert "cancelled" in page.inner_text(".answer")
 
 
+def test_the_pill_says_a_confirmed_manual_op_waits_in_the_erp_not_done(chat: Any, chat_server: ServerProcess) -> None:
+    s = chat(chat_server)
+    s.open()
+    s.login_token()
+    page = s.page
+    card = ".card.proposal"
+    s.ask("提交报价单 待处理")
+    page.wait_for_selector(f"{card} button:text('确认'):enabled")
+    s.wait_status("WAITING_CONFIRMATION")
+    assert page.inner_text("#chat-status") == "等待确认"
+    page.click(f"{card} button:text('确认')")
+    page.wait_for_selector(f'{card} .op-status[data-state="pending"]', timeout=15_000)
+    page.wait_for_selector(".answer")
+    s.wait_status("SUCCEEDED")  # the turn is over; the write is not
+    assert page.get_attribute("#chat-status", "data-op") == "pending"
+    assert page.inner_text("#chat-status") == "待ERP处理"
+    sid = s.session_id()
+    page.wait_for_selector(f'#conversations li[data-id="{sid}"] .conv-meta:text("待ERP处理")')
+    s.shot("pending-pill")
+    page.reload()
+    page.wait_for_selector(f'{card} .op-status[data-state="pending"]')
+    page.wait_for_selector('#chat-status[data-op="pending"]')
+    assert page.inner_text("#chat-status") == "待ERP处理"
+
+
+def test_a_retry_the_server_refuses_shows_its_reason_and_no_retry_that_cannot_succeed(
+    chat: Any, chat_server: ServerProcess
+) -> None:
+    s = chat(chat_server)
+    s.open()
+    s.login_token()
+    page = s.page
+    card = ".card.proposal"
+    s.ask("提交报价单 失败")
+    page.wait_for_selector(f"{card} button:text('确认'):enabled")
+    page.click(f"{card} button:text('确认')")
+    page.wait_for_selector(f'{card} .op-status[data-state="failed"] button:text("重试")', timeout=15_000)
+    s.wait_status("SUCCEEDED")
+    assert page.get_attribute("#chat-status", "data-op") == "failed"  # the turn is over; its write failed
+    assert page.inner_text("#chat-status") == "写入失败"
+    # the proposal expired meanwhile: the server's 409, as service.py words it
+    reason = "the op failed and its proposal has expired since; it cannot be retried (propose again)"
+    page.route(
+        "**/api/ops/*/confirm",
+        lambda route: route.fulfill(status=409, content_type="application/json", body=json.dumps({"error": reason})),
+    )
+    page.click(f'{card} .op-status button:text("重试")')
+    page.wait_for_selector(f"{card} .op-status .op-notice")
+    status = page.inner_text(f"{card} .op-status")
+    assert reason in status and "请重新发送您的请求" in status, status
+    assert page.locator(f"{card} .op-status button").count() == 0
+    s.shot("retry-refused")
+
+
 def test_login_expired_event_asks_to_log_in_again_in_the_same_conversation(
     chat: Any, chat_server: ServerProcess
 ) -> None:
@@ -470,3 +565,85 @@ def test_english_switch_labels_and_keyboard(chat: Any, chat_server: ServerProces
     page.click("#lang-switch")
     assert page.inner_text("#send") == "发送"
     assert json.loads(page.evaluate("JSON.stringify(localStorage.getItem('tether.lang'))")) == "zh"
+
+
+# ---- a narrow screen ------------------------------------------------------------------------------
+
+WIDER_THAN_THE_VIEWPORT = """() => {
+  const inside = (el) => el.closest('.table-wrap, pre');  // scrolls sideways by design
+  const wide = [...document.querySelectorAll('#messages *')].filter((el) => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.right > innerWidth + 0.5 && !(inside(el) && inside(el) !== el);
+  });
+  return {
+    page: document.documentElement.scrollWidth > innerWidth,
+    messages: document.getElementById('messages').scrollWidth > innerWidth,
+    wide: wide.slice(0, 5).map((el) => el.tagName + '.' + el.className + ' ' + Math.round(el.getBoundingClientRect().right)),
+  };
+}"""
+
+
+def _fits(s: Session) -> None:
+    found = s.page.evaluate(WIDER_THAN_THE_VIEWPORT)
+    assert found == {"page": False, "messages": False, "wide": []}, found
+
+
+def test_a_narrow_screen_opens_the_conversations_from_the_menu_and_nothing_is_wider_than_it(
+    chat: Any, chat_server: ServerProcess
+) -> None:
+    s = chat(chat_server)
+    page = s.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    s.open()
+    s.login_token()
+    menu = page.locator("#menu")
+    assert page.locator("#sidebar").is_hidden() and menu.is_visible()
+    assert menu.get_attribute("aria-expanded") == "false" and menu.get_attribute("aria-controls") == "sidebar"
+    assert menu.get_attribute("aria-label") == "会话列表"
+
+    s.ask("填写报价单")
+    form = ".card.form-card"
+    page.wait_for_selector(f"{form} form")
+    page.click(f"{form} button:text('添加行')")
+    _fits(s)
+    lines = page.locator(f"{form} .lines .table-wrap")
+    assert lines.evaluate("el => el.scrollWidth > el.clientWidth")  # the 明细 table scrolls inside the card
+    s.shot("form-390")
+    first = s.session_id()
+
+    menu.click()
+    page.wait_for_selector("#sidebar", state="visible")
+    assert menu.get_attribute("aria-expanded") == "true"
+    assert page.evaluate("document.activeElement.id") == "new-chat"
+    page.wait_for_timeout(300)  # the slide-in
+    s.shot("menu-open")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#sidebar", state="hidden")
+    assert menu.get_attribute("aria-expanded") == "false"
+    assert page.evaluate("document.activeElement.id") == "menu"
+
+    menu.click()
+    page.click("#new-chat")  # choosing closes the list
+    page.wait_for_selector("#sidebar", state="hidden")
+    s.ask("选择月份")
+    page.wait_for_selector(".card.question input")
+    link = "https://staging.example.invalid/erp/form/2001?staging=" + "op" + "x7Qk" * 30
+    page.fill(".card.question input", link)
+    page.press(".card.question input", "Enter")
+    page.wait_for_selector(".answer")
+    assert link in page.inner_text(".answer")
+    _fits(s)
+    s.shot("long-link-390")
+
+    menu.click()
+    page.wait_for_selector("#sidebar", state="visible")
+    page.mouse.click(370, 420)  # outside the list
+    page.wait_for_selector("#sidebar", state="hidden")
+    menu.click()
+    page.click(f'#conversations li[data-id="{first}"] .conv-open')
+    page.wait_for_selector("#sidebar", state="hidden")
+    page.wait_for_selector(f"{form} form")
+    assert s.session_id() == first
+    page.set_viewport_size({"width": 1280, "height": 860})  # wide again: the sidebar is back, no menu
+    page.wait_for_selector("#sidebar", state="visible")
+    assert menu.is_hidden()

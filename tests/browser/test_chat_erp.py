@@ -21,15 +21,42 @@ FORM = ".card.form-card"
 USER = "sales01"
 
 
-def erp_record(server: ServerProcess, form_id: str, record_id: str) -> dict[str, Any]:
-    """The record as the ERP alone has it (a fresh login of sales01, bypassing tether)."""
+def erp_token(server: ServerProcess) -> str:
+    """A fresh ERP login of sales01, bypassing tether."""
     r = httpx.post(f"{server.url}/erp/login", json={"username": USER, "password": facts.PASSWORD}, timeout=30)
     r.raise_for_status()
-    token = r.json()["token"]
-    r = httpx.get(f"{server.url}/erp/getBusinessDataById/{form_id}/{record_id}", headers={"Authorization": token})
+    return str(r.json()["token"])
+
+
+def erp_record(server: ServerProcess, form_id: str, record_id: str) -> dict[str, Any]:
+    """The record as the ERP alone has it."""
+    r = httpx.get(
+        f"{server.url}/erp/getBusinessDataById/{form_id}/{record_id}", headers={"Authorization": erp_token(server)}
+    )
     r.raise_for_status()
     body: dict[str, Any] = r.json()
     return body
+
+
+def erp_write(server: ServerProcess, body: dict[str, Any]) -> dict[str, Any]:
+    """A write through the ERP's own API as sales01 (someone working in the ERP, not through tether)."""
+    r = httpx.post(
+        f"{server.url}/erp/addUpdateDelBusinessData",
+        json=body,
+        headers={"Authorization": erp_token(server)},
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    answer: dict[str, Any] = r.json()
+    return answer
+
+
+def own_quotation(server: ServerProcess) -> tuple[str, str]:
+    """A draft quotation of this test's own (id, bill number)."""
+    data = {"customer_id": facts.SALES01_CUSTOMER[0], "remark": "原备注"}
+    lines = [{"material_id": "M0001", "qty": 5, "unit_price": 18.5}]
+    made = erp_write(server, {"sFormId": "2001", "handleType": "add", "data": data, "details": lines})
+    return made["sId"], made["sBillNo"]
 
 
 def login(s: Session) -> None:
@@ -229,3 +256,78 @@ def test_a_confirm_answer_that_arrives_after_the_op_executed_does_not_turn_the_c
     page.wait_for_timeout(300)
     assert page.get_attribute(f"{CARD} .op-status", "data-state") == "done"
     assert page.locator(f"{CARD} .spinner").count() == 0
+
+
+def test_a_manual_op_saved_in_the_erp_shows_done_when_the_chat_is_shown_again_without_a_reload(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    page = s.page
+    page.clock.install()  # the page's own timers, to see its poll without waiting for it
+    login(s)
+    record_id, bill_no = own_quotation(erp_server)
+    s.ask(f"把报价单{bill_no}的备注改成客户已确认新价格")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    s.wait_status("WAITING_CONFIRMATION")
+    assert page.inner_text("#chat-status") == "等待确认"
+    page.click(f"{CARD} button:text('确认')")
+    go = f'{CARD} .op-status[data-state="pending"] a:text("去ERP操作")'
+    page.wait_for_selector(go, timeout=30_000)
+    op_id = page.get_attribute(CARD, "data-op") or ""
+    page.wait_for_selector('#chat-status[data-op="pending"]', timeout=30_000)  # not 已完成: the write waits
+    assert page.inner_text("#chat-status") == "待ERP处理"
+    s.shot("pending")
+
+    def reads() -> int:
+        return sum(r.method == "GET" and r.url.endswith(f"/api/ops/{op_id}") for r in s.requests)
+
+    before = reads()
+    page.clock.run_for(10_500)  # a pending op is read again every 10 s
+    s.wait_for(lambda: reads() > before, timeout=10, what="the pending op polled")
+
+    erp = s.context.new_page()  # the user saves it in the ERP's own form, in another tab
+    erp.goto(page.get_attribute(go, "href") or "")
+    erp_login_if_asked(erp, s)
+    erp.click("button[type=submit]")
+    erp.wait_for_url(re.compile(r"/erp/form/2001\?bill="))
+    assert erp_record(erp_server, "2001", record_id)["master"]["remark"] == "客户已确认新价格"
+    erp.close()
+
+    page.evaluate("window.__notReloaded = true")
+    page.bring_to_front()
+    page.evaluate("document.dispatchEvent(new Event('visibilitychange')); window.dispatchEvent(new Event('focus'))")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="done"]', timeout=10_000)
+    assert page.evaluate("window.__notReloaded") is True
+    status = page.inner_text(f"{CARD} .op-status")
+    assert "已完成" in status and bill_no in status, status
+    page.wait_for_selector("#chat-status:not([data-op])")
+    assert page.inner_text("#chat-status") == "已完成"
+    s.shot("done-on-focus")
+    after = reads()
+    page.clock.run_for(30_000)  # final: no more polling
+    page.wait_for_timeout(300)
+    assert reads() == after
+
+
+def test_an_op_whose_record_changed_in_the_erp_offers_no_retry_and_says_to_ask_again(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    record_id, bill_no = own_quotation(erp_server)
+    s.ask(f"把报价单{bill_no}的备注改成按新价格报价")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    # someone changes the record in the ERP after the proposal: confirming it cannot work any more
+    erp_write(erp_server, {"sFormId": "2001", "handleType": "update", "sId": record_id, "data": {"remark": "人工改过"}})
+    page.click(f"{CARD} button:text('确认')")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="failed"]', timeout=30_000)
+    status = page.inner_text(f"{CARD} .op-status")
+    assert "the record changed since the proposal" in status, status  # the ERP's reason
+    assert "请重新发送您的请求" in status
+    assert page.locator(f"{CARD} .op-status button").count() == 0  # no 重试 that cannot succeed
+    s.shot("stale")
+    page.reload()
+    page.wait_for_selector(f'{CARD} .op-status[data-state="failed"] .op-hint')
+    assert page.locator(f"{CARD} .op-status button").count() == 0
+    assert erp_record(erp_server, "2001", record_id)["master"]["remark"] == "人工改过"

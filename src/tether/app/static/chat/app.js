@@ -15,6 +15,8 @@ const state = {
   conversation: null,
   abort: null,
   status: null,
+  opState: null,
+  lastError: null,
   list: { offset: 0, q: "", archived: false, items: [] },
   expired: false,
 };
@@ -60,7 +62,10 @@ function showWho() {
 // ---- wiring ---------------------------------------------------------------------------------------
 
 function wire() {
-  $("new-chat").addEventListener("click", () => newChat(true));
+  $("new-chat").addEventListener("click", () => {
+    setMenu(false, { focus: false });
+    newChat(true);
+  });
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     send();
@@ -98,12 +103,43 @@ function wire() {
     loadList(true);
   });
   $("load-more").addEventListener("click", () => loadList(false));
+  wireMenu();
+  // a write completed in another tab (the ERP's form) shows when the user comes back to this one
+  window.addEventListener("focus", () => state.conversation?.reconcileOps(true));
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") state.conversation?.reconcileOps(true);
+  });
   window.addEventListener("popstate", () => {
     const id = idFromUrl();
     if (id) openConversation(id, false);
     else newChat(false);
   });
   wireLogin();
+}
+
+// ---- the sidebar as an overlay on narrow screens ----------------------------------------------------
+
+const NARROW = window.matchMedia("(max-width: 760px)");
+
+function menuOpen() {
+  return $("menu").getAttribute("aria-expanded") === "true";
+}
+
+function setMenu(open, { focus = true } = {}) {
+  if (open === menuOpen()) return;
+  $("menu").setAttribute("aria-expanded", String(open));
+  document.querySelector(".shell").classList.toggle("menu-open", open);
+  if (open) $("new-chat").focus();
+  else if (focus && NARROW.matches) $("menu").focus();
+}
+
+function wireMenu() {
+  $("menu").addEventListener("click", () => setMenu(!menuOpen()));
+  $("scrim").addEventListener("click", () => setMenu(false, { focus: false }));
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && menuOpen() && !$("login").open) setMenu(false);
+  });
+  NARROW.addEventListener("change", () => setMenu(false, { focus: false }));
 }
 
 // ---- conversations list ---------------------------------------------------------------------------
@@ -145,10 +181,11 @@ function listItem(item) {
   const title = item.title || item.sessionId;
   const active = item.sessionId === state.sessionId;
   const open = h("button", { type: "button", class: "conv-open", "aria-current": active ? "page" : null },
-    h("span", { class: "conv-title" }, title),
-    h("span", { class: "conv-meta" }, h("span", { class: `dot status-${item.status}`, "aria-hidden": "true" }),
-      `${t(`status_${item.status}`)} · ${formatTime(item.updatedAt)}`));
-  open.addEventListener("click", () => openConversation(item.sessionId, true));
+    h("span", { class: "conv-title" }, title), convMeta(item));
+  open.addEventListener("click", () => {
+    setMenu(false);
+    openConversation(item.sessionId, true);
+  });
   const rename = h("button", { type: "button", class: "icon", "aria-label": t("renameOf", { title }), title: t("rename") }, icon("edit"));
   rename.addEventListener("click", () => startRename(li, item));
   const archiveLabel = state.list.archived ? t("unarchiveOf", { title }) : t("archiveOf", { title });
@@ -156,6 +193,14 @@ function listItem(item) {
   archive.addEventListener("click", () => setArchived(item, !state.list.archived));
   const li = h("li", { class: active ? "conv active" : "conv", dataset: { id: item.sessionId } }, open, h("div", { class: "conv-actions" }, rename, archive));
   return li;
+}
+
+// the open conversation's item also says what its ops add (a write waiting in the ERP, a failed one)
+function convMeta(item) {
+  const op = item.sessionId === state.sessionId && item.status === "SUCCEEDED" ? state.opState : null;
+  const dot = op ? `op-${op}` : `status-${item.status}`;
+  return h("span", { class: "conv-meta" }, h("span", { class: `dot ${dot}`, "aria-hidden": "true" }),
+    `${op ? t(`pill_op_${op}`) : t(`status_${item.status}`)} · ${formatTime(item.updatedAt)}`);
 }
 
 function startRename(li, item) {
@@ -218,6 +263,7 @@ function markActive() {
 function stopFollowing() {
   if (state.abort) state.abort.abort();
   state.abort = null;
+  state.conversation?.dispose();
 }
 
 function setTitle(title) {
@@ -235,7 +281,7 @@ function newChat(push) {
   const messages = clear($("messages"));
   const hint = profile()?.provider === "erp" ? t("emptyHintErp") : t("emptyHint"); // what this login can ask
   messages.append(h("div", { class: "empty", id: "empty" }, h("h2", {}, t("emptyTitle")), h("p", {}, hint)));
-  onStatus(null);
+  onStatus(null, { ops: null, lastError: null });
   markActive();
   $("composer-input").focus();
 }
@@ -245,7 +291,7 @@ function context(sessionId) {
     sessionId,
     post: (path, body) => api(path, { method: "POST", body }),
     get: (path) => api(path),
-    onStatus,
+    onStatus: (status, more) => onStatus(status, more),
     onLoginExpired: (live, ts) => {
       const at = (profile() || {}).at || 0;
       if (live || ts * 1000 > at) expired(t("loginExpiredEvent")); // not when the user logged in since
@@ -319,12 +365,27 @@ async function refreshItem(id) {
   }
 }
 
-function onStatus(status) {
+// The pill says the session's status; once a turn is over, a write still pending in the ERP (or the
+// latest one failed) is what the user has to know, not 已完成.
+function onStatus(status, { ops = state.opState, lastError = status === "FAILED" ? state.lastError : null } = {}) {
+  const opsMoved = ops !== state.opState;
   state.status = status;
+  state.opState = ops;
+  state.lastError = lastError;
+  const item = opsMoved && state.list.items.find((i) => i.sessionId === state.sessionId);
+  const meta = item && document.querySelector(`#conversations li[data-id="${CSS.escape(item.sessionId)}"] .conv-meta`);
+  if (meta) meta.replaceWith(convMeta(item));
   const pill = $("chat-status");
+  const op = status === "SUCCEEDED" && ops ? ops : null;
   pill.hidden = !status;
-  pill.textContent = status ? t(`status_${status}`) : "";
+  pill.textContent = !status ? "" : op ? t(`pill_op_${op}`) : t(`status_${status}`);
   pill.dataset.status = status || "";
+  if (op) pill.dataset.op = op;
+  else delete pill.dataset.op;
+  const error = $("chat-error");
+  error.hidden = !(status === "FAILED" && lastError);
+  error.textContent = error.hidden ? "" : lastError;
+  error.title = error.textContent;
   const stoppable = status === "RUNNING" || status === "WAITING_ASYNC_CALLBACK" || status === "WAITING_CONFIRMATION" || status === "WAITING_USER_INPUT";
   $("stop").hidden = !stoppable;
   const blocked = status === "RUNNING" || status === "WAITING_ASYNC_CALLBACK" || status === "WAITING_CONFIRMATION";
@@ -348,7 +409,7 @@ async function send(text) {
       const id = state.sessionId;
       await api(`/api/agent/sessions/${encodeURIComponent(id)}/messages?wait=false`, { method: "POST", body: { message } });
       if (text === undefined) input.value = "";
-      onStatus("RUNNING");
+      onStatus("RUNNING", { lastError: null });
     }
     announce(t("answering"));
   } catch (err) {

@@ -317,6 +317,10 @@ function opLink(href, label, ctx, cls = "") {
   return a;
 }
 
+// A failed op that cannot succeed by confirming it again: its record changed in the business system
+// since the proposal, or the proposal expired. Only a new request (a new proposal) helps.
+const DEAD_END = /propose again|stale|changed since/i;
+
 function opStatus(opId, ctx) {
   const el = h("div", { class: "op-status", "aria-live": "polite", dataset: { op: opId } });
   const view = {
@@ -324,6 +328,9 @@ function opStatus(opId, ctx) {
     final: false,
     state: null,
     seq: 0, // updates applied so far: a confirm's answer is stale once the stream moved the op on
+    data: null,
+    shown: null, // what is on the card: an identical update (a poll) does not redraw or re-announce it
+    notice: null, // what the last retry answered, shown under the failed state
     update(data) {
       const state = opState(data);
       const final = state === "done" || state === "cancelled" || state === "expired";
@@ -331,10 +338,21 @@ function opStatus(opId, ctx) {
       view.seq += 1;
       view.state = state;
       view.status = data.status;
+      view.final = final && state !== null;
+      view.data = data;
+      if (state !== "failed") view.notice = null;
+      view.render();
+      ctx.onOpChange?.();
+    },
+    render() {
+      const data = view.data || {};
+      const state = view.state;
+      const key = JSON.stringify([state, data.message, data.error, data.link, data.billNo, view.notice]);
+      if (key === view.shown) return;
+      view.shown = key;
       el.dataset.state = state || "";
       clear(el);
       if (!state || state === "draft") return; // not confirmed yet: the proposal's buttons are the state
-      view.final = final;
       const message = data.message || data.error;
       if (state === "processing") {
         el.append(h("span", { class: "spinner", "aria-hidden": "true" }), h("strong", {}, t("opProcessing")));
@@ -349,19 +367,7 @@ function opStatus(opId, ctx) {
         if (a) el.append(a);
       } else if (state === "failed") {
         el.append(h("span", { class: "badge bad" }, icon("cross")), h("strong", {}, t("opFailed")));
-        const retry = h("button", { type: "button", class: "small" }, t("retry"));
-        retry.addEventListener("click", async () => {
-          retry.disabled = true;
-          try {
-            const seq = view.seq;
-            const answer = await ctx.post(`/api/ops/${encodeURIComponent(opId)}/confirm`, {});
-            if (view.seq === seq) view.update(answer); // else the stream already said what happened next
-          } catch (err) {
-            retry.disabled = false;
-            el.append(h("span", { class: "field-error" }, failure(err)));
-          }
-        });
-        el.append(retry);
+        if (!DEAD_END.test(`${data.error || ""} ${data.message || ""} ${view.notice || ""}`)) el.append(retryButton());
       } else if (state === "cancelled") {
         el.append(h("strong", {}, t("opCancelled")));
       } else if (state === "expired") {
@@ -372,9 +378,34 @@ function opStatus(opId, ctx) {
         m.textContent = message;
         el.append(m);
       }
+      if (state === "failed" && view.notice) el.append(h("span", { class: "op-message error op-notice", role: "alert" }, view.notice));
+      if (state === "failed" && !el.querySelector("button")) el.append(h("span", { class: "op-message op-hint" }, t("opAskAgain")));
       announce(el.textContent);
     },
   };
+
+  function retryButton() {
+    const retry = h("button", { type: "button", class: "small" }, t("retry"));
+    retry.addEventListener("click", async () => {
+      retry.disabled = true;
+      try {
+        const seq = view.seq;
+        const answer = await ctx.post(`/api/ops/${encodeURIComponent(opId)}/confirm`, {});
+        if (view.seq !== seq) return; // the stream already said what happened next
+        view.update(answer);
+        if (view.state === "failed") { // failed again at once: say so, or the card looks unchanged
+          view.notice = t("retryFailed", { reason: answer.error || answer.message || t("opFailed") });
+          view.render();
+        }
+      } catch (err) {
+        view.notice = failure(err); // the server's reason (409: the proposal cannot be confirmed again)
+        view.render();
+        if (!DEAD_END.test(view.notice)) retry.disabled = false;
+      }
+    });
+    return retry;
+  }
+
   return view;
 }
 
@@ -440,6 +471,7 @@ export function proposalCard(data, ctx) {
     el,
     opId: p.opId,
     get final() { return status.final; },
+    get state() { return status.state; },
     update(op) {
       if (op.status && op.status !== "draft") lock();
       status.update(op);
@@ -457,7 +489,7 @@ export function opCard(data, ctx) {
   const { el } = cardShell("op-card", `${t("proposal")} ${data.opId || ""}`.trim());
   el.append(view.el);
   view.update(data);
-  return { el, get final() { return view.final; }, update: (op) => view.update(op) };
+  return { el, get final() { return view.final; }, get state() { return view.state; }, update: (op) => view.update(op) };
 }
 
 export function linkCard(data, ctx) {
@@ -469,6 +501,16 @@ export function linkCard(data, ctx) {
 
 // ---- the compiled workflow ------------------------------------------------------------------------
 
+function paramLabel(name) {
+  const key = `param_${name}`;
+  const text = t(key);
+  return text === key ? name.replace(/_/g, " ") : text;
+}
+
+const isList = (value) => Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number");
+
+// One parameter as a person reads it: its label (the name in the title), a list as "a, b", an
+// unset (null) one empty. ``read`` gives the value back in the parameter's own type.
 function paramInput(name, value) {
   const id = uid("p");
   let input;
@@ -478,21 +520,39 @@ function paramInput(name, value) {
     input = h("input", { id, type: "number", step: "any", value: String(value) });
   } else if (typeof value === "string") {
     input = h("input", { id, type: "text", value });
+  } else if (isList(value)) {
+    input = h("input", { id, type: "text", value: value.join(", "), placeholder: t("listHint") });
+  } else if (value === null || value === undefined) {
+    input = h("input", { id, type: "text", value: "", placeholder: t("paramUnset") });
   } else {
     input = h("input", { id, type: "text", class: "json", value: JSON.stringify(value) });
   }
-  const label = h("label", { for: id });
-  label.textContent = name;
-  return { wrap: h("div", { class: "field" }, label, input), read: () => {
+  const label = h("label", { for: id, title: name });
+  label.textContent = paramLabel(name);
+  const read = () => {
     if (typeof value === "boolean") return input.checked;
     if (typeof value === "number") return Number(input.value);
     if (typeof value === "string") return input.value;
+    if (isList(value)) {
+      const items = input.value.split(/[,，、]/).map((v) => v.trim()).filter(Boolean);
+      return value.length && value.every((v) => typeof v === "number") ? items.map(Number) : items;
+    }
+    if (value === null || value === undefined) {
+      const raw = input.value.trim();
+      if (!raw) return null;
+      try {
+        return JSON.parse(raw);
+      } catch {
+        return raw;
+      }
+    }
     return JSON.parse(input.value);
-  } };
+  };
+  return { wrap: h("div", { class: "field", dataset: { param: name } }, label, input), read };
 }
 
 export function workflowPanel(dslId, ctx) {
-  const summary = h("summary", {}, `${t("workflow")} · `, h("code", {}, dslId));
+  const summary = h("summary", { title: dslId }, t("workflow"));
   const body = h("div", { class: "workflow-body" }, t("workflowLoad"));
   const details = h("details", { class: "card workflow", dataset: { dsl: dslId } }, summary, body);
   let loaded = false;
@@ -503,11 +563,19 @@ export function workflowPanel(dslId, ctx) {
       const dsl = await ctx.get(`/api/agent/dsl/${encodeURIComponent(dslId)}`);
       clear(body);
       const inputs = Object.entries(dsl.params || {}).map(([name, value]) => [name, value, paramInput(name, value)]);
-      const steps = h("ol", { class: "steps" }, (dsl.steps || []).map((s) => h("li", {}, h("code", {}, s.stepId), " ", s.toolId)));
+      const set = inputs.filter(([, value]) => value !== null && value !== undefined);
+      const unset = inputs.filter(([, value]) => value === null || value === undefined);
+      const steps = h("ol", { class: "steps" }, (dsl.steps || []).map((s) => h("li", { title: s.stepId }, h("code", {}, s.toolId))));
       const run = h("button", { type: "button", class: "primary small" }, t("replay"));
       const results = h("div", { class: "results", "aria-live": "polite" });
-      body.append(h("h4", {}, t("workflowParams")), h("div", { class: "fields" }, inputs.map((i) => i[2].wrap)),
-        h("h4", {}, t("workflowSteps")), steps, h("div", { class: "card-actions" }, run), results);
+      body.append(h("h4", {}, t("workflowParams")), h("div", { class: "fields" }, set.map((i) => i[2].wrap)));
+      if (!set.length) body.append(h("p", { class: "meta" }, t("noParams")));
+      if (unset.length) {
+        body.append(h("details", { class: "more-params" }, h("summary", {}, t("unsetParams", { n: unset.length })),
+          h("div", { class: "fields" }, unset.map((i) => i[2].wrap))));
+      }
+      body.append(h("h4", {}, t("workflowSteps")), steps, h("div", { class: "card-actions" }, run), results,
+        h("p", { class: "meta dsl-id" }, t("workflowId", { id: dslId })));
       run.addEventListener("click", async () => {
         clear(results).append(t("replaying"));
         run.disabled = true;
@@ -515,7 +583,7 @@ export function workflowPanel(dslId, ctx) {
           const overrides = {};
           for (const [name, value, input] of inputs) {
             const v = input.read();
-            if (JSON.stringify(v) !== JSON.stringify(value)) overrides[name] = v;
+            if (JSON.stringify(v) !== JSON.stringify(value ?? null)) overrides[name] = v;
           }
           const out = await ctx.post(`/api/agent/dsl/${encodeURIComponent(dslId)}/execute`, overrides);
           clear(results).append(replayTable(out));
@@ -533,17 +601,20 @@ export function workflowPanel(dslId, ctx) {
   return details;
 }
 
+const statusText = (status) => (t(`status_${status}`) === `status_${status}` ? status : t(`status_${status}`));
+
 function replayTable(out) {
-  const rows = (out.steps || []).map((s) => {
+  const rows = (out.steps || []).map((s, n) => {
     const pre = h("pre");
     const text = JSON.stringify(s.output);
     pre.textContent = text && text.length > 300 ? `${text.slice(0, 299)}…` : text;
-    return h("tr", { dataset: { status: s.status } }, h("td", {}, s.stepId), h("td", {}, s.toolId), h("td", {}, s.status), h("td", {}, pre));
+    return h("tr", { dataset: { status: s.status } }, h("td", { title: s.stepId }, String(n + 1)), h("td", {}, h("code", {}, s.toolId)),
+      h("td", {}, statusText(s.status)), h("td", {}, pre));
   });
-  const head = h("p", { class: "replay-status", dataset: { status: out.status } }, t("replayDone", { status: out.status }));
+  const head = h("p", { class: "replay-status", dataset: { status: out.status } }, t("replayDone", { status: statusText(out.status) }));
   if (out.error) head.append(` — ${out.error}`);
   return h("div", {}, head, h("div", { class: "table-wrap" }, h("table", {},
-    h("thead", {}, h("tr", {}, [t("step"), "tool", "status", t("result")].map((c) => h("th", { scope: "col" }, c)))),
+    h("thead", {}, h("tr", {}, [t("step"), t("tool"), t("state"), t("result")].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, rows))));
 }
 

@@ -9,13 +9,20 @@ import { renderMarkdown } from "./markdown.js";
 import { questionCard, formCard, proposalCard, opCard, linkCard, workflowPanel } from "./cards.js";
 
 const BUSY = new Set(["RUNNING", "WAITING_ASYNC_CALLBACK", "WAITING_CONFIRMATION"]);
+const WAITING_OPS = new Set(["pending", "processing"]); // confirmed, not final yet: the business system may move them on
+const POLL_MS = 10_000;
+const OPEN_ROW = new Set(["requested", "running", "waiting"]);
 
 export class Conversation {
   constructor(root, ctx) {
     this.root = root;
-    this.ctx = ctx; // { sessionId, post, get, onStatus, onLoginExpired, onLink, openReport }
+    this.ctx = { ...ctx, onOpChange: () => this.opsChanged() }; // { sessionId, post, get, onStatus, onLoginExpired, onLink, resend }
     this.lastSeq = 0;
     this.status = null;
+    this.lastError = null;
+    this.poll = null;
+    this.reconciling = null;
+    this.disposed = false;
     this.eventStatus = null;
     this.block = null; // the assistant block receiving events
     this.rows = new Map(); // toolCallId -> timeline row
@@ -42,10 +49,10 @@ export class Conversation {
     if (live) this.scroll();
   }
 
-  // after the history is applied: the stored status wins; open cards the session no longer waits for are closed
   // after the history is applied: the status the events tell (the snapshot may be a moment older)
   settle(session) {
     const status = this.eventStatus || session.status;
+    if (status === "FAILED") this.lastError = this.lastError || session.lastError || null;
     this.setStatus(status, false);
     if (this.loginPending && status === "WAITING_USER_INPUT") this.ctx.onLoginExpired(false, this.loginPending);
     this.scroll();
@@ -55,15 +62,53 @@ export class Conversation {
     for (const card of this.cards.values()) card.close?.();
   }
 
-  async reconcileOps() {
-    for (const [opId, view] of this.ops) {
-      if (view.final) continue;
-      try {
-        view.update(await this.ctx.get(`/api/ops/${encodeURIComponent(opId)}`));
-      } catch {
-        /* the ops API may not exist for this op: keep what the events said */
+  // Re-reads the ops not final yet (``waitingOnly``: those confirmed and waiting for the business
+  // system, e.g. a manual op the user saves in the ERP's own form); one pass at a time.
+  reconcileOps(waitingOnly = false) {
+    if (this.reconciling || this.disposed) return this.reconciling;
+    this.reconciling = (async () => {
+      for (const [opId, view] of this.ops) {
+        if (view.final || (waitingOnly && !WAITING_OPS.has(view.state))) continue;
+        try {
+          const op = await this.ctx.get(`/api/ops/${encodeURIComponent(opId)}`);
+          if (!this.disposed) view.update(op);
+        } catch {
+          /* the ops API may not exist for this op: keep what the events said */
+        }
       }
+    })().finally(() => { this.reconciling = null; });
+    return this.reconciling;
+  }
+
+  // What the ops on the page add to the status: one waiting in the business system, one still
+  // processing, or the latest one failed.
+  opSummary() {
+    const states = [...this.ops.values()].map((v) => v.state);
+    if (states.includes("pending")) return "pending";
+    if (states.includes("processing")) return "processing";
+    return states.length && states[states.length - 1] === "failed" ? "failed" : null;
+  }
+
+  opsChanged() {
+    if (this.disposed) return;
+    if (this.status) this.ctx.onStatus(this.status, { ops: this.opSummary(), lastError: this.lastError });
+    const waiting = [...this.ops.values()].some((v) => !v.final && WAITING_OPS.has(v.state));
+    if (!waiting) {
+      window.clearTimeout(this.poll);
+      this.poll = null;
+    } else if (!this.poll) {
+      this.poll = window.setTimeout(async () => {
+        if (!document.hidden) await this.reconcileOps(true); // a hidden page catches up when it is shown again
+        this.poll = null;
+        this.opsChanged();
+      }, POLL_MS);
     }
+  }
+
+  dispose() {
+    this.disposed = true;
+    window.clearTimeout(this.poll);
+    this.poll = null;
   }
 
   scroll() {
@@ -74,7 +119,7 @@ export class Conversation {
     this.status = status;
     this.eventStatus = status;
     this.thinking.hidden = status !== "RUNNING" || Boolean(this.block && this.block.stream);
-    this.ctx.onStatus(status, live);
+    this.ctx.onStatus(status, { live, ops: this.opSummary(), lastError: status === "FAILED" ? this.lastError : null });
   }
 
   // ---- building blocks --------------------------------------------------------------------------
@@ -147,6 +192,13 @@ export class Conversation {
     }
   }
 
+  // a turn that ended while a call was still open: that call will not report any more
+  interruptRows() {
+    for (const row of this.rows.values()) {
+      if (OPEN_ROW.has(row.status)) this.setRow(row, "interrupted", t("toolInterrupted"));
+    }
+  }
+
   detail(row, label, value, cls = "") {
     const pre = h("pre", { class: cls });
     pre.textContent = typeof value === "string" ? value : JSON.stringify(value, null, 2);
@@ -194,6 +246,7 @@ const HANDLERS = {
   },
   TURN_STARTED(data, event, live) {
     this.current(event);
+    this.lastError = null;
     this.setStatus("RUNNING", live);
   },
   SKILLS_SELECTED(data, event) {
@@ -316,6 +369,8 @@ const HANDLERS = {
     else if (data.status === "FAILED" && !block.errors && data.reason) this.note(event, t("failed", { reason: data.reason }), "note error");
     block.el.dataset.status = data.status || "";
     if (data.status !== "WAITING_USER_INPUT" && data.status !== "WAITING_CONFIRMATION") this.closeCards();
+    if (data.status === "FAILED" || data.status === "CANCELLED") this.interruptRows();
+    if (data.status === "FAILED") this.lastError = data.reason || this.lastError;
     this.setStatus(data.status, live);
     if (live && data.status === "CANCELLED") announce(t("stopped"));
   },
