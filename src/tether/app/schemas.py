@@ -50,8 +50,8 @@ class PostMessage(BaseModel):
 
 class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    answer: Any = None
-    values: dict[str, Any] | None = None
+    answer: StrictStr | None = Field(None, max_length=MAX_MESSAGE, description="a question's answer")
+    values: dict[str, Any] | None = Field(None, description="a form's values: {column: value, details?: [...]}")
 
 
 class PatchSession(BaseModel):

@@ -30,20 +30,20 @@ Problem = dict[str, str]
 TYPES = ("text", "textarea", "number", "integer", "date", "select", "bool", "ref")
 
 
-MAX_ANSWER = 2000
+MAX_ANSWER = 32_000  # as a chat message
 
 
 def accept_answer(asking: Tool | None, pending: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    """The answer the session resumes with, or ``InvalidInput`` (422: ``problems``, one per field)."""
+    """The answer the session resumes with, or ``InvalidInput`` (422: ``problems``, one per field).
+    A question's answer is one bounded text whoever asked it; the rest is the asking tool's check
+    when it has one."""
     if asking is not None and asking.check_answer is not None:
+        _refuse(_check_text(result) if pending.get("kind") == "question" else [])
         return asking.check_answer(pending.get("payload") or {}, result)
-    problems = check_answer(pending, result)
-    if problems:
-        first = problems[0]
-        raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
+    _refuse(check_answer(pending, result))
     if pending.get("kind") == "question":
-        return {"answer": str(result["answer"]).strip()[:MAX_ANSWER]}
-    return result
+        return {"answer": str(result["answer"]).strip()}
+    return {"values": result["values"]} if pending.get("kind") == "form" else result
 
 
 async def accept_answer_of(
@@ -75,12 +75,30 @@ def _p(field: str, code: str, message: str) -> Problem:
     return {"field": field, "code": code, "message": message}
 
 
-def _check_question(payload: dict[str, Any], result: dict[str, Any]) -> list[Problem]:
+def _refuse(problems: list[Problem]) -> None:
+    if problems:
+        first = problems[0]
+        raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
+
+
+def _check_text(result: dict[str, Any]) -> list[Problem]:
+    """A question's answer: ``{"answer": "..."}``, one non-empty text of at most MAX_ANSWER."""
     if result.get("values") is not None:
         return [_p("values", "type", "a question is answered with an answer, not values")]
     answer = result.get("answer")
     if not isinstance(answer, str) or not answer.strip():
         return [_p("answer", "required", "the answer must be a non-empty text")]
+    if len(answer) > MAX_ANSWER:
+        return [_p("answer", "max_length", f"the answer is {len(answer)} characters; the limit is {MAX_ANSWER}")]
+    if "\x00" in answer:  # no database text column takes it
+        return [_p("answer", "type", "the answer must not contain NUL (U+0000) characters")]
+    return []
+
+
+def _check_question(payload: dict[str, Any], result: dict[str, Any]) -> list[Problem]:
+    if problems := _check_text(result):
+        return problems
+    answer = str(result["answer"])
     options = [str(o) for o in payload.get("options") or []]
     if options and payload.get("allowFreeText") is False and answer not in options:
         return [_p("answer", "option", f"choose one of the options: {', '.join(options)}")]

@@ -14,6 +14,8 @@ from tether.erp_demo.errors import NotFound
 from tether.erp_demo.forms import BY_ID, DOMAINS, FLOW, FORMS, QUERY_VIEWS, Field, card_text
 from tether.erp_demo.schema import ai_query_view, employee, form_config, form_field, kg_domain, kg_edge, warehouse
 from tether.erp_demo.users import User
+from tether.erp_demo.validation import MAX_LINES
+from tether.erp_demo.values import MAX_NUMBER
 
 
 def _field_row(form_id: str, part: str, n: int, f: Field) -> dict[str, Any]:
@@ -161,6 +163,21 @@ def form_config_of(conn: sa.Connection, user: User, form_id: str) -> dict[str, A
         .order_by(form_field.c.part, form_field.c.sort_order)
     ).all()
 
+    code = BY_ID.get(form_id)  # number bounds come from the form definitions (not stored columns)
+
+    def bounds(r: Any) -> dict[str, Any]:
+        if code is None or r.field_type not in ("number", "integer"):
+            return {}
+        f = code.master_field(r.column_name) if r.part == "master" else code.detail_field(r.column_name)
+        if f is None:
+            return {}
+        out: dict[str, Any] = {"max": MAX_NUMBER}
+        if f.min_value is not None:
+            out["min"] = f.min_value
+        if f.positive:
+            out["positive"] = True
+        return out
+
     def shape(r: Any) -> dict[str, Any]:
         return {
             "column": r.column_name,
@@ -172,6 +189,7 @@ def form_config_of(conn: sa.Connection, user: User, form_id: str) -> dict[str, A
             "default": r.default_value,
             "readOnly": bool(r.is_read_only),
             "maxLength": r.max_length,
+            **bounds(r),
         }
 
     master = [shape(r) for r in fields if r.part == "master"]
@@ -187,7 +205,13 @@ def form_config_of(conn: sa.Connection, user: User, form_id: str) -> dict[str, A
         "writable": bool(config.writable),
         "billNoPrefix": config.bill_no_prefix,
         "master": master,
-        "detail": {"table": config.detail_table, "parentColumn": config.detail_parent_column, "fields": detail}
+        "detail": {
+            "table": config.detail_table,
+            "parentColumn": config.detail_parent_column,
+            "fields": detail,
+            "minLines": 1,
+            "maxLines": MAX_LINES,
+        }
         if config.detail_table
         else None,
         "filters": json.loads(config.filters_json),

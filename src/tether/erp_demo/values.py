@@ -29,6 +29,7 @@ def row_dict(row: Any) -> dict[str, Any]:
     return {str(k): jsonable(v) for k, v in dict(row._mapping).items()}
 
 
+MAX_NUMBER = 1e12  # a decimal amount's bound (the columns hold 10^12 with 2 places)
 INT_LIMIT = 2**63 - 1  # what every database's BIGINT holds
 _INTEGER = re.compile(r"-?[0-9]{1,19}")  # ASCII digits only: str.isdigit also takes '²' and '٣'
 
@@ -64,7 +65,7 @@ def as_number(name: str, value: Any) -> float:
             raise Invalid({name: f"must be a number, not {value[:40]!r}"}) from None
     else:
         raise Invalid({name: f"must be a number, not {type(value).__name__}"})
-    if not math.isfinite(number) or abs(number) >= 1e12:
+    if not math.isfinite(number) or abs(number) >= MAX_NUMBER:
         raise Invalid({name: "must be a finite number below 10^12"})
     return number
 

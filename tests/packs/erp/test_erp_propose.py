@@ -280,3 +280,58 @@ def test_examining_a_sales_order_and_deleting_a_quotation_are_proposals_that_wai
         assert c.post(f"/api/ops/{op_id}/cancel").json()["state"] == "cancelled"
         assert wait_op(c, op_id, {"cancelled"})["state"] == "cancelled"
     assert record(server, token, "2001", quote["sId"])["master"]["bill_no"] == quote["sBillNo"]
+
+
+def _raw(c: Any, url: str, text: str) -> Any:
+    """A body sent as written: Python's JSON reader takes NaN, Infinity and 1e400 (= inf)."""
+    return c.post(url, content=text.encode(), headers={"Content-Type": "application/json"})
+
+
+def test_form_values_outside_the_erps_bounds_are_field_errors_and_the_form_stays_open(server: ErpServer) -> None:
+    """The ERP's own limits (a quantity > 0, prices and days not negative, finite numbers, one to
+    200 lines) are in the form's schema, so a wrong value is a 422 at its field while the form
+    waits — not a proposal the ERP then refuses, ending the session."""
+    before = erp_rows(server, "ai_op_queue")
+    with server.login("sales01") as c:
+        s = server.ask(c, "新建一张报价单给恒达自动化")
+        form = s["pendingInteraction"]
+        lines = {f["column"]: f for f in form["payload"]["detail"]["fields"]}
+        assert lines["qty"].get("positive") is True and lines["unit_price"].get("min") == 0
+        url = f"/api/agent/sessions/{s['sessionId']}/interactions/{form['interactionId']}"
+        line = {"material_id": "M0003", "qty": 2}
+        for values, field in (
+            ({}, "details"),
+            ({"details": []}, "details"),
+            ({"details": [{"material_id": "M0003", "qty": -4}]}, "details.0.qty"),
+            ({"details": [{"material_id": "M0003", "qty": 0}]}, "details.0.qty"),
+            ({"details": [{"material_id": "M0003", "qty": 1, "unit_price": -5}]}, "details.0.unit_price"),
+            ({"交期(天)": -3, "details": [line]}, "delivery_days"),
+            ({"税率(%)": -13, "details": [line]}, "tax_rate"),
+            ({"details": [{"material_id": "M0003", "qty": 1e13}]}, "details.0.qty"),
+            ({"details": [line] * 201}, "details"),
+        ):
+            wrong = c.post(url, json={"values": values})
+            assert wrong.status_code == 422, (values, wrong.text)
+            assert [p["field"] for p in wrong.json()["problems"]] == [field], wrong.text
+        for number in ("NaN", "Infinity", "-Infinity", "1e400"):
+            body = '{"values": {"details": [{"material_id": "M0003", "qty": N}]}}'.replace("N", number)
+            wrong = _raw(c, url, body)
+            assert wrong.status_code == 422, (number, wrong.text)
+            assert [p["field"] for p in wrong.json()["problems"]] == ["details.0.qty"], wrong.text
+        assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["status"] == "WAITING_USER_INPUT"
+        s = c.post(url, json={"values": {"details": [{"material_id": "M0003", "qty": 3, "unit_price": 0}]}}).json()
+        assert s["status"] == "WAITING_CONFIRMATION", s["lastError"]  # fixed: the proposal follows
+    assert erp_rows(server, "ai_op_queue") == before + 1  # one draft, from the fixed form
+
+
+def test_a_questions_answer_is_one_text_of_bounded_length(server: ErpServer) -> None:
+    with server.login("sales01") as c:
+        s = server.ask(c, "给恒达自动化报价：深沟球轴承 2个，单价18")
+        url = f"/api/agent/sessions/{s['sessionId']}/interactions/{s['pendingInteraction']['interactionId']}"
+        for answer in (2, ["M0002"], {"code": "M0002"}, True, "x" * 32_001, "M0002\u0000"):
+            wrong = c.post(url, json={"answer": answer})
+            assert wrong.status_code == 422, (str(answer)[:20], wrong.text)
+            assert "answer" in wrong.text
+        after = c.get(f"/api/agent/sessions/{s['sessionId']}").json()
+        assert after["status"] == "WAITING_USER_INPUT" and after["pendingInteraction"] is not None
+        assert len(str(after)) < 20_000  # nothing of the refused answers was stored

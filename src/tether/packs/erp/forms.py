@@ -16,10 +16,20 @@ from tether.packs.erp.schema import check_form_values, describe
 from tether.packs.erp.tools import Erp, login_guard
 
 _KEYS = ("column", "label", "type", "ref", "required", "options", "default", "maxLength")
+_BOUNDS = ("min", "max", "positive")  # a number's limits, where the ERP declares them
 
 
 def _fields(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: f.get(k) for k in _KEYS} for f in fields if not f.get("readOnly")]
+    return [
+        {k: f.get(k) for k in _KEYS} | {k: f[k] for k in _BOUNDS if f.get(k) is not None}
+        for f in fields
+        if not f.get("readOnly")
+    ]
+
+
+def _detail(detail: dict[str, Any]) -> dict[str, Any]:
+    lines = {k: detail[k] for k in ("minLines", "maxLines") if isinstance(detail.get(k), int)}
+    return {"fields": _fields(list(detail.get("fields") or [])), **lines}
 
 
 def _schema(payload: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +101,7 @@ def build_collect_form(erp: Erp) -> Tool:
             "formId": config["formId"],
             "formName": config.get("name"),
             "fields": _fields(list(config.get("master") or [])),
-            "detail": {"fields": _fields(list(detail.get("fields") or []))} if detail else None,
+            "detail": _detail(detail) if detail else None,
             "prefill": known,
         }
         return Interaction("form", payload)

@@ -8,6 +8,7 @@ References (``ref`` fields) are only shaped here; ``refs.py`` resolves them thro
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date
 from typing import Any
@@ -63,11 +64,25 @@ def _number(kind: str, value: Any) -> int | float:
         value = float(value.strip().replace(",", ""))
     if not isinstance(value, (int, float)):
         raise Bad("type", "must be a number")
+    if not math.isfinite(value):
+        raise Bad("type", "must be a finite number")
     if kind == "integer":
         if float(value) != int(value):
             raise Bad("type", "must be a whole number")
         return int(value)
     return int(value) if float(value).is_integer() else float(value)
+
+
+def _bounded(field: dict[str, Any], number: int | float) -> int | float:
+    """``number`` within the field's declared bounds (``min``, ``positive``: > 0, ``max``: below)."""
+    low, high = field.get("min"), field.get("max")
+    if field.get("positive") and number <= 0:
+        raise Bad("min", "must be greater than 0")
+    if isinstance(low, (int, float)) and number < low:
+        raise Bad("min", f"must be at least {low:g}")
+    if isinstance(high, (int, float)) and abs(number) >= high:
+        raise Bad("max", f"must be below {high:g}")
+    return number
 
 
 def _flag(value: Any) -> bool:
@@ -95,7 +110,7 @@ def coerce(field: dict[str, Any], value: Any) -> Any:
     if value is None or value == "":
         return None
     if kind in ("number", "integer"):
-        return _number(kind, value)
+        return _bounded(field, _number(kind, value))
     if kind == "date":
         try:
             return date.fromisoformat(str(value).strip()[:10]).isoformat()
@@ -160,7 +175,12 @@ def check_form_values(
         for p in problems:
             if p["code"] == "unknown" and "." not in p["field"]:
                 p["message"] += '; detail lines go in "details": [{column: value}, ...]'
-    if lines is not None:
+    detail = config.get("detail") or {}
+    if creating and detail and not lines and detail.get("minLines"):
+        problems.append({"field": "details", "code": "required", "message": "add at least one line (明细)"})
+    if isinstance(lines, list) and isinstance(detail.get("maxLines"), int) and len(lines) > detail["maxLines"]:
+        problems.append({"field": "details", "code": "max_lines", "message": f"at most {detail['maxLines']} lines"})
+    elif lines is not None:
         if not isinstance(lines, list) or not all(isinstance(x, dict) for x in lines):
             problems.append({"field": "details", "code": "type", "message": "must be a list of line objects"})
         elif not config.get("detail"):
