@@ -273,8 +273,17 @@ def cmd_erp_serve(args: argparse.Namespace) -> int:
     from fastapi import FastAPI
 
     from tether.erp_demo import ErpDemo, ErpSettings
+    from tether.erp_demo.settings import agent_key_of
 
-    erp = ErpDemo(ErpSettings())
+    settings = ErpSettings()
+    erp = ErpDemo(settings, agent_key=agent_key_of(settings.agent_key, embedded=False))
+    if erp.agent_key is None:
+        print(
+            "! TETHER_ERP_AGENT_KEY is unset: a user's token alone can carry out that user's staged ops "
+            "through /ai/execStaging; set the same key here and in tether",
+            file=sys.stderr,
+            flush=True,
+        )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> Any:

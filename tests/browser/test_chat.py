@@ -80,6 +80,7 @@ def test_finance_example_streams_shows_the_tools_and_opens_the_report(chat: Any,
     assert page.inner_text(".workflow .dsl-id") == f"工作流 ID：{dsl_id}"
     assert page.get_attribute(".workflow > summary", "title") == dsl_id
     assert "关键词" in page.inner_text(".workflow .fields") and "_" not in page.inner_text(".workflow .fields")
+    page.locator(".workflow .dsl-id").scroll_into_view_if_needed()
     s.shot("workflow-params")
     page.click(".workflow button.primary")
     page.wait_for_selector('.workflow .replay-status[data-status="SUCCEEDED"]', timeout=90_000)

@@ -8,6 +8,7 @@ loop of a server that calls this ERP over HTTP from the same process. Every refu
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tether.erp_demo import meta, pages, reads, staging, views, writes
-from tether.erp_demo.errors import BadRequest, ErpError, Invalid
+from tether.erp_demo.errors import BadRequest, ErpError, Forbidden, Invalid
 from tether.erp_demo.generator import generate, insert
 from tether.erp_demo.schema import erp_user, metadata
 from tether.erp_demo.settings import ErpSettings
@@ -34,10 +35,12 @@ log = logging.getLogger("tether.erp_demo")
 class ErpDemo:
     """The demo ERP: ``prepare()`` once (sync, idempotent), mount ``asgi``, ``close()`` at the end."""
 
-    def __init__(self, settings: ErpSettings | None = None) -> None:
+    def __init__(self, settings: ErpSettings | None = None, agent_key: str | None = None) -> None:
+        """``agent_key``: what ``/ai/execStaging`` requires in ``X-Agent-Key`` (None: nothing)."""
         from tether.erp_demo.db import create_engine
 
         self.settings = settings or ErpSettings()
+        self.agent_key = agent_key
         self.engine = create_engine(self.settings.database_url)
         self.asgi = build_app(self)
 
@@ -206,6 +209,22 @@ def root_of(request: Request) -> str:
     return str(request.scope.get("root_path") or "/erp").rstrip("/")
 
 
+NOT_THE_AGENT = (
+    "execStaging carries out an op the user confirmed in the chat; only the agent backend calls it "
+    "(X-Agent-Key missing or wrong): confirm the proposal in the chat"
+)
+
+
+def _agent_only(erp: ErpDemo, request: Request) -> None:
+    """The confirm is the agent backend's (seed §10: only after the person's confirm in the chat):
+    with a key set, the user's token alone cannot execute or validate a staged op."""
+    if erp.agent_key is None:
+        return
+    given = request.headers.get("x-agent-key", "")
+    if not hmac.compare_digest(given.encode(), erp.agent_key.encode()):
+        raise Forbidden(NOT_THE_AGENT)
+
+
 def _staging_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User]) -> None:
     @app.post("/ai/staging")
     def post_staging(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
@@ -237,6 +256,7 @@ def _staging_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User])
     @app.post("/ai/execStaging/{op_id}")
     def post_exec(op_id: str, request: Request, body: dict[str, Any] | None = Body(None)) -> dict[str, Any]:
         who = user(request)
+        _agent_only(erp, request)
         with erp.tx() as conn:
             op = staging.execute(conn, who, op_id, (body or {}).get("mode"))
             return staging.outcome(conn, op, root_of(request))

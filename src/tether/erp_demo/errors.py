@@ -41,6 +41,10 @@ class LoginFailed(ErpError):
     status = 401
 
 
+class Forbidden(ErpError):
+    status = 403
+
+
 class NotFound(ErpError):
     status = 404
 

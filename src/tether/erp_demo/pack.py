@@ -13,14 +13,15 @@ import logging
 from typing import Any
 
 from tether.erp_demo.app import ErpDemo
-from tether.erp_demo.settings import ErpSettings
+from tether.erp_demo.settings import ErpSettings, agent_key_of
 from tether.pack import Pack
 
 log = logging.getLogger("tether.erp_demo")
 
 
 def pack(env: Any) -> Pack:
-    erp = ErpDemo(ErpSettings())
+    settings = ErpSettings()
+    erp = ErpDemo(settings, agent_key=agent_key_of(settings.agent_key, embedded=True))
 
     async def startup(_services: Any) -> None:
         seeded = await asyncio.to_thread(erp.prepare)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
+from functools import cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_URL = "sqlite:///./var/erp.db"
@@ -21,3 +23,22 @@ class ErpSettings(BaseSettings):
     )
     seed_random: int = Field(3, description="random seed of the generator (same seed and day, same data)")
     staging_ttl_s: int = Field(7 * 86_400, ge=60, description="default lifetime of a staged op before it expires")
+    agent_key: SecretStr | None = Field(
+        None,
+        description="the agent backend's key: /ai/execStaging needs it in X-Agent-Key, so a user's token alone "
+        "cannot carry out an op the chat has not confirmed (embedded: a random key per process; "
+        "unset on a separate ERP: any holder of the user's token may)",
+    )
+
+
+@cache
+def embedded_agent_key() -> str:
+    """The key the demo ERP mounted inside ``tether serve`` and the ERP pack share when none is
+    configured: random per process, never shown."""
+    return secrets.token_urlsafe(32)
+
+
+def agent_key_of(configured: SecretStr | None, embedded: bool) -> str | None:
+    if configured is not None and configured.get_secret_value():
+        return configured.get_secret_value()
+    return embedded_agent_key() if embedded else None

@@ -203,6 +203,9 @@ class OpService(Recording):
         return (await self._validate(op, who)).view()
 
     async def cancel(self, op_id: str, who: Identity) -> dict[str, Any]:
+        """Cancel a draft — in the business system first: what it already carried out is recorded
+        as done and the cancel refused (409), so no caller, however many cancel at once, is told
+        ``cancelled`` about an op that ends executed."""
         op = await self._owned(op_id, who.owner)
         if op.status == "draft" and op.expire_at <= time.time():
             op = await self._expire(op)
@@ -210,6 +213,14 @@ class OpService(Recording):
             return op.view()
         if op.status != "draft":
             raise Conflict(f"the op is {op.status}; only a draft can be cancelled")
+        try:
+            there = await self._executor(op).cancel(op, who.credential)
+        except ToolError as exc:  # the business system's draft expires by itself
+            log.warning("cancelling op %s in the business system failed: %s", op.op_id, exc.message)
+        else:
+            if there.status == "executed":  # carried out there (by its own executor): that is the truth
+                done = await self._record(op, there, who, ("draft",))
+                raise Conflict(f"the op was already carried out in the business system ({done.message or 'executed'})")
         now = time.time()
         cancelled = replace(op, status="cancelled", message="已取消")
         values = {"status": "cancelled", "message": "已取消", "updated_at": now}
@@ -217,18 +228,11 @@ class OpService(Recording):
             current = await self._owned(op_id, who.owner)
             if current.status == "cancelled":
                 return current.view()
+            if current.status == "executed":
+                raise Conflict(f"the op was already carried out ({current.message or 'executed'})")
             raise Conflict(f"the op is {current.status}; only a draft can be cancelled")
-        op = cancelled
-        try:
-            there = await self._executor(op).cancel(op, who.credential)
-        except ToolError as exc:  # the business system's draft expires by itself
-            log.warning("cancelling op %s in the business system failed: %s", op.op_id, exc.message)
-        else:
-            if there.status == "executed":  # carried out there meanwhile (its own API): that is the truth
-                done = await self._record(op, there, who, ("cancelled",))
-                raise Conflict(f"the op was already carried out in the business system ({done.message or 'executed'})")
-        self._deliver(op, who)
-        return op.view()
+        self._deliver(cancelled, who)
+        return cancelled.view()
 
     # ---- the sweeper ------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from tests.servers import ServerProcess, get_session, runtime_events, wait_statu
 from tether.erp_demo import facts
 
 PACKS = "tether.erp_demo.pack,tether.packs.erp.pack"
+AGENT_KEY = "test-agent-key"  # TETHER_ERP_AGENT_KEY: what the ERP's execStaging requires of tether
 SEED_SCALE = "0.3"
 
 __all__ = ["ErpServer", "answer_of", "erp_rows", "facts", "get_session", "runtime_events", "wait_status"]
@@ -36,7 +37,13 @@ class ErpServer(ServerProcess):
     def __init__(self, workdir: Path, **env: str) -> None:
         super().__init__(
             workdir,
-            {"TETHER_PACKS": PACKS, "TETHER_ERP_SEED_SCALE": SEED_SCALE, "TETHER_LOG_LEVEL": "INFO", **env},
+            {
+                "TETHER_PACKS": PACKS,
+                "TETHER_ERP_SEED_SCALE": SEED_SCALE,
+                "TETHER_LOG_LEVEL": "INFO",
+                "TETHER_ERP_AGENT_KEY": AGENT_KEY,
+                **env,
+            },
             stop_timeout=15.0,
         )
         self.tokens: list[str] = []  # every token handed out, for the leak checks
@@ -51,8 +58,11 @@ class ErpServer(ServerProcess):
     def login(self, user: str) -> httpx.Client:
         return self.client(self.token(user), timeout=60.0)
 
-    def erp_direct(self, token: str) -> httpx.Client:
-        return httpx.Client(base_url=f"{self.url}/erp", headers={"Authorization": token}, timeout=30)
+    def erp_direct(self, token: str, agent: bool = False) -> httpx.Client:
+        """The ERP as ``token``'s user; ``agent``: also holding the agent backend's key (as tether
+        does, or the ERP's own executor would)."""
+        headers = {"Authorization": token, **({"X-Agent-Key": AGENT_KEY} if agent else {})}
+        return httpx.Client(base_url=f"{self.url}/erp", headers=headers, timeout=30)
 
     def ask(self, client: httpx.Client, message: str) -> dict[str, Any]:
         r = client.post("/api/agent/sessions", json={"message": message})

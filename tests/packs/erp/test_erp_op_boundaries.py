@@ -5,6 +5,7 @@ the op out (through its own API) records what happened there instead of a cancel
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -78,11 +79,13 @@ def test_a_cancel_after_the_erp_carried_the_op_out_records_that_instead(erp_serv
     before = erp_total(erp_server, admin, "2001")
     with erp_server.login("sales01") as c:
         _, op_id = propose(erp_server, c)  # an auto op: the ERP's execStaging may carry it out itself
-        with erp_server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
+        with erp_server.erp_direct(c.headers["Authorization"].split(" ", 1)[1], agent=True) as erp:
             done = erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()
         assert done["status"] == "executed"
-        r = c.post(f"/api/ops/{op_id}/cancel")
-        assert r.status_code == 409 and "already carried out" in r.text, r.text
+        with ThreadPoolExecutor(10) as pool:  # ten cancels at once: none is told "cancelled"
+            answers = list(pool.map(lambda _: c.post(f"/api/ops/{op_id}/cancel"), range(10)))
+        for r in answers:
+            assert r.status_code == 409 and "already carried out" in r.text, r.text
         op = c.get(f"/api/ops/{op_id}").json()
         assert op["state"] == "done" and op["billId"] == done["resultBillId"], op
         assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "done"  # and nothing runs twice
@@ -93,9 +96,33 @@ def test_stopping_the_session_keeps_what_the_erp_already_carried_out(erp_server:
     before = erp_total(erp_server, admin, "2001")
     with erp_server.login("sales01") as c:
         s, op_id = propose(erp_server, c)
-        with erp_server.erp_direct(c.headers["Authorization"].split(" ", 1)[1]) as erp:
+        with erp_server.erp_direct(c.headers["Authorization"].split(" ", 1)[1], agent=True) as erp:
             assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()["status"] == "executed"
         r = c.post(f"/api/agent/sessions/{s['sessionId']}/cancel")
         assert r.status_code == 200 and r.json()["status"] == "CANCELLED", r.text
         assert c.get(f"/api/ops/{op_id}").json()["state"] == "done"
     assert erp_total(erp_server, admin, "2001") == before + 1
+
+
+def test_the_users_token_alone_cannot_confirm_or_execute_a_draft_in_the_erp(erp_server: ErpServer) -> None:
+    """The attacker holds the user's ERP token and the op id (it is in the deep link), and calls
+    execStaging itself to skip the chat's confirm: the ERP refuses without the agent backend's key,
+    the op stays a draft (which the ERP's form page will not save) and nothing is written."""
+    token = erp_server.token("sales01")
+    from tests.packs.erp.test_erp_ops import draft_quotation
+
+    bill = draft_quotation(erp_server, token)
+    with erp_server.client(token, timeout=60) as c:
+        s, op_id = propose(erp_server, c, f"把报价单{bill['sBillNo']}的备注改成攻击者的备注")
+        assert s["pendingInteraction"]["payload"]["auto"] is False
+        with erp_server.erp_direct(token) as erp:
+            for body in ({"mode": "validate"}, {}, {"mode": "execute"}, None):
+                r = erp.post(f"/ai/execStaging/{op_id}", json=body)
+                assert r.status_code == 403 and "confirm the proposal in the chat" in r.json()["msg"], r.text
+            r = erp.post(f"/ai/execStaging/{op_id}", json={"mode": "validate"}, headers={"X-Agent-Key": "guess"})
+            assert r.status_code == 403, r.text
+            assert erp.get(f"/ai/staging/{op_id}").json()["status"] == "draft"  # its form page will not save it
+        assert c.get(f"/api/ops/{op_id}").json()["state"] == "draft"
+        assert record(erp_server, token, "2001", bill["sId"])["master"]["remark"] == "原备注"
+        r = c.post(f"/api/ops/{op_id}/confirm")  # the chat's confirm still works: tether holds the key
+        assert r.status_code == 200 and r.json()["state"] == "pending", r.text

@@ -141,7 +141,7 @@ def test_another_user_cannot_see_confirm_or_cancel_an_op(server: ErpServer, admi
             assert op_id not in str(c.get("/api/ops").json())
         assert server.client(None).post(f"/api/ops/{op_id}/confirm").status_code == 401
         assert owner.get("/api/ops/op-guessed-id").status_code == 404
-        with server.erp_direct(server.token("sales02")) as erp:  # and the ERP refuses them too
+        with server.erp_direct(server.token("sales02"), agent=True) as erp:  # and the ERP refuses them too
             assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).status_code == 404
         assert owner.get(f"/api/ops/{op_id}").json()["state"] == "draft"
         r = owner.post(f"/api/ops/{op_id}/cancel")
@@ -290,7 +290,7 @@ def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(serve
         todos = c.get("/api/ops", params=mine).json()["items"]
         assert [o["opId"] for o in todos] == [op_id]  # my AI todos: waiting for me in the ERP
         # the user saves in the ERP's native form (its Save executes the staged op)
-        with server.erp_direct(token) as erp:
+        with server.erp_direct(token, agent=True) as erp:
             assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()["status"] == "executed"
         assert c.get("/api/ops", params=mine).json()["items"] == []  # reconciled in the list
         listed = c.get("/api/ops", params={"sessionId": s["sessionId"]}).json()["items"]
@@ -459,6 +459,8 @@ def _killed_after_the_erp_executed(server: ErpServer) -> None:
         with server.erp_direct(token) as erp:
             assert erp.get(f"/ai/staging/{op_id}").json()["status"] == "executed"
         with server.client(token, timeout=60) as c:
+            stop = c.post(f"/api/agent/sessions/{s['sessionId']}/cancel")  # the write is in flight: not stopped
+            assert stop.status_code == 409 and "cannot be stopped" in stop.text, stop.text
             done = wait_op(c, op_id, {"done", "failed"})
             assert done["state"] == "done" and done["attempts"] == 2, done
             with server.erp_direct(token) as erp:
@@ -503,6 +505,8 @@ def test_the_op_list_filters_by_status_and_session(server: ErpServer) -> None:
         assert op_id in [o["opId"] for o in drafts] and all(o["status"] == "draft" for o in drafts)
         assert [o["opId"] for o in c.get("/api/ops", params={"sessionId": s["sessionId"]}).json()["items"]] == [op_id]
         assert c.get("/api/ops", params={"status": "bogus"}).status_code == 422
+        everything = c.get("/api/ops").json()["items"]
+        assert c.get("/api/ops", params={"status": "", "sessionId": ""}).json()["items"] == everything  # no filter
         c.post(f"/api/ops/{op_id}/cancel")
         assert op_id not in [o["opId"] for o in c.get("/api/ops", params={"status": "draft"}).json()["items"]]
 

@@ -43,6 +43,7 @@ async def list_ops(
     session_id: str | None = Query(None, alias="sessionId", max_length=64),
     limit: int = Query(50, ge=1, le=200),
 ) -> dict[str, Any]:
+    status, session_id = status or None, session_id or None  # an empty parameter filters nothing, as a form sends it
     if status is not None and status not in STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}", field="status")
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)} (or left out for all)", field="status")
     return {"items": await services.ops.list_ops(who, status, session_id, limit)}

@@ -127,9 +127,18 @@ async def answer(
     summary="Stop the session's turn",
     description="Cancels the model call and the tool in flight; a session waiting for a callback, an answer or a "
     "confirmation is cancelled too, and its draft write proposals with it. The session ends CANCELLED (a TURN_FINISHED event) and goes on with the next "
-    "message. 409 when it has already finished.",
+    "message. 409 when it has already finished, or while a confirmed automatic write is being carried out (its "
+    "outcome ends the turn).",
 )
 async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    await services.store.load(session_id, who.owner)  # 404 before anything is said about its ops
+    for status in ("executing", "confirmed"):  # a confirmed auto write in flight: its outcome ends the turn
+        for op in await services.ops.list_ops(who, status, session_id, 20):
+            if op["auto"]:
+                raise Conflict(
+                    f"a confirmed write ({op['formName'] or op['formId']}, op {op['opId']}) is being carried out "
+                    "and cannot be stopped; its outcome ends the turn — wait for it"
+                )
     s = await services.runtime.cancel(session_id, who)
     for op in await services.ops.list_ops(who, "draft", session_id, 100):  # its proposals go with it
         with contextlib.suppress(Conflict):  # one the ERP already carried out keeps that outcome

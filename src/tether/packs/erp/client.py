@@ -25,8 +25,11 @@ class LoginExpired(ToolError):
 
 
 class ErpClient:
-    def __init__(self, base_url: str, timeout_s: float = 15.0, metadata_ttl_s: float = 300.0) -> None:
+    def __init__(
+        self, base_url: str, timeout_s: float = 15.0, metadata_ttl_s: float = 300.0, agent_key: str | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._agent = {"X-Agent-Key": agent_key} if agent_key else {}  # execStaging: the agent backend's call
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
         self._metadata_ttl_s = metadata_ttl_s
         self._configs: dict[str, tuple[float, dict[str, Any]]] = {}
@@ -35,8 +38,12 @@ class ErpClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _call(self, method: str, path: str, token: str | None, **kwargs: Any) -> dict[str, Any]:
+    async def _call(
+        self, method: str, path: str, token: str | None, agent: bool = False, **kwargs: Any
+    ) -> dict[str, Any]:
         headers = {"Authorization": token} if token else {}
+        if agent:
+            headers.update(self._agent)
         try:
             response = await self._http.request(method, path, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
@@ -105,7 +112,7 @@ class ErpClient:
         return await self._call("GET", f"/ai/staging/{op_id}", token)
 
     async def exec_staging(self, token: str, op_id: str, mode: str) -> dict[str, Any]:
-        return await self._call("POST", f"/ai/execStaging/{op_id}", token, json={"mode": mode})
+        return await self._call("POST", f"/ai/execStaging/{op_id}", token, agent=True, json={"mode": mode})
 
     async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
         return await self._call("POST", f"/ai/cancelStaging/{op_id}", token)

@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from tether.erp_demo.settings import agent_key_of
 from tether.pack import Pack, PackEnv, PackMigrations, ReadOnlyExecutor, create_read_engine, normalize_url
 from tether.packs.erp.client import ErpClient
 from tether.packs.erp.executor import ErpOpExecutor
@@ -39,7 +40,8 @@ HEAD = "erp0001"  # the newest revision in migrations/versions (a test keeps the
 def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
     settings = settings or ErpPackSettings()
     base_url = settings.base_url or f"{env.public_url.rstrip('/')}/erp"
-    client = ErpClient(base_url, timeout_s=settings.http_timeout_s)
+    agent_key = agent_key_of(settings.agent_key, embedded=settings.embedded)
+    client = ErpClient(base_url, timeout_s=settings.http_timeout_s, agent_key=agent_key)
     executor = ReadOnlyExecutor(
         str(normalize_url(settings.query_url or settings.database_url)),
         timeout_s=settings.query_timeout_s,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from tether.pack import PackSettings
@@ -26,3 +26,8 @@ class ErpPackSettings(PackSettings):
     query_timeout_s: float = Field(5.0, gt=0, description="statement timeout of query_data")
     query_max_rows: int = Field(200, ge=1, le=10_000, description="row cap of query_data")
     result_chars: int = Field(12_000, ge=1000, description="budget of one read result shown to the model")
+    agent_key: SecretStr | None = Field(
+        None,
+        description="sent as X-Agent-Key on execStaging, the same key the ERP requires (embedded: a random "
+        "key per process both share)",
+    )
