@@ -24,8 +24,10 @@ What is here:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -99,6 +101,7 @@ __all__ = [
     "load_packs",
     "new_op_id",
     "normalize_url",
+    "process_secret",
     "propose_op",
     "render",
     "tool",
@@ -146,6 +149,14 @@ class Pack:
     audience: tuple[str, ...] = ()  # identity providers whose sessions get the prompt sections (empty: all)
     migrations: PackMigrations | None = None
     op_executors: list[OpExecutor] = field(default_factory=list)  # carry confirmed ops out, by name
+
+
+@functools.cache
+def process_secret(name: str) -> str:
+    """A random secret named ``name``, the same for every caller in this process, never stored or
+    shown: what two parts mounted in one ``tether serve`` share when no key is configured (the
+    demo ERP and the ERP pack: ``erp-agent-key``)."""
+    return secrets.token_urlsafe(32)
 
 
 def _module(ref: str) -> Any:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import secrets
-from functools import cache
 from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tether.pack import process_secret
+
 DEFAULT_URL = "sqlite:///./var/erp.db"
+AGENT_KEY_NAME = "erp-agent-key"  # the ERP pack asks process_secret for the same name
 
 
 class ErpSettings(BaseSettings):
@@ -31,14 +32,9 @@ class ErpSettings(BaseSettings):
     )
 
 
-@cache
-def embedded_agent_key() -> str:
-    """The key the demo ERP mounted inside ``tether serve`` and the ERP pack share when none is
-    configured: random per process, never shown."""
-    return secrets.token_urlsafe(32)
-
-
 def agent_key_of(configured: SecretStr | None, embedded: bool) -> str | None:
+    """The configured key; mounted inside ``tether serve`` without one, the process's own (the ERP
+    pack sends the same, ``tether.pack.process_secret``); otherwise none."""
     if configured is not None and configured.get_secret_value():
         return configured.get_secret_value()
-    return embedded_agent_key() if embedded else None
+    return process_secret(AGENT_KEY_NAME) if embedded else None

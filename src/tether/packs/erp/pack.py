@@ -14,8 +14,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tether.erp_demo.settings import agent_key_of
-from tether.pack import Pack, PackEnv, PackMigrations, ReadOnlyExecutor, create_read_engine, normalize_url
+from tether.pack import (
+    Pack,
+    PackEnv,
+    PackMigrations,
+    ReadOnlyExecutor,
+    create_read_engine,
+    normalize_url,
+    process_secret,
+)
 from tether.packs.erp.client import ErpClient
 from tether.packs.erp.executor import ErpOpExecutor
 from tether.packs.erp.forms import build_collect_form
@@ -40,7 +47,9 @@ HEAD = "erp0001"  # the newest revision in migrations/versions (a test keeps the
 def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
     settings = settings or ErpPackSettings()
     base_url = settings.base_url or f"{env.public_url.rstrip('/')}/erp"
-    agent_key = agent_key_of(settings.agent_key, embedded=settings.embedded)
+    agent_key = settings.agent_key.get_secret_value() if settings.agent_key else None
+    if not agent_key and settings.embedded:  # the demo ERP mounted in this process holds the same
+        agent_key = process_secret("erp-agent-key")
     client = ErpClient(base_url, timeout_s=settings.http_timeout_s, agent_key=agent_key)
     executor = ReadOnlyExecutor(
         str(normalize_url(settings.query_url or settings.database_url)),
