@@ -335,3 +335,25 @@ def test_a_questions_answer_is_one_text_of_bounded_length(server: ErpServer) -> 
         after = c.get(f"/api/agent/sessions/{s['sessionId']}").json()
         assert after["status"] == "WAITING_USER_INPUT" and after["pendingInteraction"] is not None
         assert len(str(after)) < 20_000  # nothing of the refused answers was stored
+
+
+def test_a_new_line_without_a_price_is_proposed_with_the_list_price_that_will_be_written(server: ErpServer) -> None:
+    """The person confirms the price that will be written: a line given without one shows (and
+    stages) its material's list price and the amount, not a blank the ERP fills in later."""
+    token = server.token("sales01")
+    with server.erp_direct(token) as erp:
+        r = erp.post("/getBusinessDataByFormcustomId", json={"sFormId": "1003", "code": "M0003", "pageSize": 5})
+        (material,) = [m for m in r.json()["dataset"]["rows"] if m["code"] == "M0003"]
+    with server.client(token, timeout=60) as c:
+        s = server.ask(c, "新建一张报价单给恒达自动化")
+        form = s["pendingInteraction"]
+        url = f"/api/agent/sessions/{s['sessionId']}/interactions/{form['interactionId']}"
+        s = c.post(url, json={"values": {"details": [{"material_id": "M0003", "qty": 3}]}}).json()
+        assert s["status"] == "WAITING_CONFIRMATION", s["lastError"]
+        proposal = s["pendingInteraction"]["payload"]
+        (line,) = proposal["lines"]
+        shown = {f["field"]: f["after"] for f in line["fields"]}
+        assert shown["unit_price"] == float(material["price"]) and shown["amount"] == round(3 * material["price"], 2)
+        with server.erp_direct(token) as erp:
+            staged = erp.get(f"/ai/staging/{proposal['opId']}").json()["op"]["payload"]
+        assert staged["details"][0]["unit_price"] == float(material["price"])  # what is shown is what is staged

@@ -125,16 +125,19 @@ def merge_lines(
 
 
 def created_lines(config: dict[str, Any], lines: list[dict[str, Any]], names: dict[str, str]) -> list[Change]:
+    """New lines as shown: each given value, and the amount the ERP will compute (qty × price)."""
     labels = _labels(detail_fields(config))
-    return [
-        {
-            "lineNo": n + 1,
-            "change": "add",
-            "fields": [
-                {"field": c, "label": labels.get(c, c), "before": None, "after": _shown(names, f"details[{n}].{c}", v)}
-                for c, v in line.items()
-                if c not in ("line_no", "_delete")
-            ],
-        }
-        for n, line in enumerate(lines)
-    ]
+    shown = []
+    for n, line in enumerate(lines):
+        fields = [
+            {"field": c, "label": labels.get(c, c), "before": None, "after": _shown(names, f"details[{n}].{c}", v)}
+            for c, v in line.items()
+            if c not in ("line_no", "_delete")
+        ]
+        qty, price = line.get("qty"), line.get("unit_price")
+        if "amount" in labels and isinstance(qty, int | float) and isinstance(price, int | float):
+            fields.append(
+                {"field": "amount", "label": labels["amount"], "before": None, "after": round(qty * price, 2)}
+            )
+        shown.append({"lineNo": n + 1, "change": "add", "fields": fields})
+    return shown

@@ -20,7 +20,7 @@ from tether.packs.erp import authz, refs
 from tether.packs.erp.diff import created_lines, field_changes, merge_lines
 from tether.packs.erp.executor import NAME as EXECUTOR
 from tether.packs.erp.identity import brand_of
-from tether.packs.erp.schema import check_form_values, describe
+from tether.packs.erp.schema import check_form_values, describe, detail_fields
 from tether.packs.erp.tools import BILL_NO, Erp, login_guard, token
 
 OPS = ("create", "update", "delete", "examine", "generate")
@@ -197,6 +197,17 @@ async def _values(
     return resolved
 
 
+def _price_lines(config: dict[str, Any], resolved: refs.Resolved) -> None:
+    """A new line without a unit price gets its material's list price now — the price the ERP
+    would use — so the person confirms the price that will be written, not a blank."""
+    if "unit_price" not in {str(f["column"]) for f in detail_fields(config)}:
+        return
+    for n, line in enumerate(resolved.values.get("details") or []):
+        material = resolved.records.get(f"details[{n}].material_id") or {}
+        if isinstance(line, dict) and line.get("unit_price") is None and material.get("price") is not None:
+            line["unit_price"] = float(material["price"])
+
+
 def _check_op(config: dict[str, Any], op: str) -> None:
     if op not in OPS:
         raise ToolError(f"op must be one of {', '.join(OPS)}")
@@ -253,6 +264,7 @@ def build_propose_write(erp: Erp) -> Tool:
             else:
                 plan = _plan_target(config, op, record, payload or {})
         elif op == "create":
+            _price_lines(config, resolved)
             fields = field_changes(config, {}, resolved.values, resolved.names)
             lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
             plan = Plan(resolved.values, fields, lines)

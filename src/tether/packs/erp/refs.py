@@ -32,6 +32,7 @@ class Ambiguous:
 class Resolved:
     values: dict[str, Any]
     names: dict[str, str] = field(default_factory=dict)  # "customer_id" / "details[0].material_id" -> display
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)  # the same keys -> the record found
     problems: Problems = field(default_factory=list)
     ambiguous: Ambiguous | None = None
 
@@ -95,4 +96,5 @@ async def resolve(client: ErpClient, token: str, config: dict[str, Any], values:
         else:
             target[column] = str(found[0].get("id"))
             out.names[name] = _display(found[0])
+            out.records[name] = found[0]
     return out
