@@ -10,6 +10,7 @@ This module holds plain data only; it never talks to a database or a business sy
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,12 @@ class Op:
             return "done"
         return self.status
 
+    @property
+    def retryable(self) -> bool:
+        """A failed op a confirm may run again: not one that says to propose again (its record
+        changed, or it expired) and not past its proposal's expiry."""
+        return self.state == "failed" and "propose again" not in (self.error or "") and self.expire_at > time.time()
+
     def text(self) -> str:
         """One line for people (and the model's round after the outcome)."""
         what = self.message or self.summary or f"{self.op_type} {self.form_name or self.form_id}"
@@ -79,7 +86,8 @@ class Op:
             "done": f"✅ {what}{bill}",
             "pending": f"待处理：{self.summary or what}，请打开链接在 ERP 中确认保存 {self.link or ''}".strip(),
             "processing": f"处理中：{self.summary or what}",
-            "failed": f"❌ 失败：{self.error or 'unknown error'}（可重试）",
+            "failed": f"❌ 失败：{self.error or 'unknown error'}"
+            + ("（可重试）" if self.retryable else "（请重新提议）"),
             "cancelled": f"已取消：{self.summary or what}",
             "expired": f"已过期：{self.summary or what}",
             "draft": f"待确认：{self.summary or what}",
@@ -91,6 +99,7 @@ class Op:
             "opId": self.op_id,
             "status": self.status,
             "state": self.state,
+            "retryable": self.retryable,
             "link": self.link,
             "billId": self.result_bill_id,
             "billNo": self.result_bill_no,

@@ -48,6 +48,12 @@ def _failpoint(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _not_cancellable(op: Op) -> Conflict:
+    if op.status == "executed":
+        return Conflict(f"the op was already carried out ({op.message or 'executed'}); it cannot be cancelled")
+    return Conflict(f"the op is {op.status}; only a draft can be cancelled")
+
+
 RECONCILE_IN_LIST = 20  # manual ops a list call asks the business system about (one call each)
 
 
@@ -212,7 +218,7 @@ class OpService(Recording):
         if op.status == "cancelled":
             return op.view()
         if op.status != "draft":
-            raise Conflict(f"the op is {op.status}; only a draft can be cancelled")
+            raise _not_cancellable(op)
         try:
             there = await self._executor(op).cancel(op, who.credential)
         except ToolError as exc:  # the business system's draft expires by itself
@@ -228,9 +234,7 @@ class OpService(Recording):
             current = await self._owned(op_id, who.owner)
             if current.status == "cancelled":
                 return current.view()
-            if current.status == "executed":
-                raise Conflict(f"the op was already carried out ({current.message or 'executed'})")
-            raise Conflict(f"the op is {current.status}; only a draft can be cancelled")
+            raise _not_cancellable(current)
         self._deliver(cancelled, who)
         return cancelled.view()
 

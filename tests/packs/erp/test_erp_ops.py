@@ -383,6 +383,7 @@ def test_a_record_changed_after_the_proposal_fails_the_op_and_writes_nothing(ser
         )
         failed = c.post(f"/api/ops/{op_id}/confirm").json()
         assert failed["state"] == "failed" and "propose again" in failed["error"], failed
+        assert failed["retryable"] is False and "可重试" not in failed["text"]  # a retry cannot succeed
         master = record(server, token, "2001", bill["sId"])["master"]
         assert master["remark"] == "原备注" and master["version"] == version + 1
         wait_status(c, s["sessionId"], "SUCCEEDED")
@@ -423,6 +424,7 @@ def check_a_failing_third_line_writes_nothing(server: ErpServer, admin: str) -> 
         assert {t: erp_rows(server, t) for t in tables} == before  # no header, no first two lines
         wait_status(c, s["sessionId"], "SUCCEEDED")
         assert "失败" in get_session(c, s["sessionId"])["transcript"][-1]["content"]
+        assert c.get(f"/api/ops/{op_id}").json()["retryable"] is True  # a constraint failure: retrying is safe
         again = c.post(f"/api/ops/{op_id}/confirm").json()  # retry from failed: safe, nothing half-written
         assert again["state"] == "processing" and again["attempts"] == 2
         assert wait_op(c, op_id, {"failed", "done"})["state"] == "failed"

@@ -318,7 +318,8 @@ function opLink(href, label, ctx, cls = "") {
 }
 
 // A failed op that cannot succeed by confirming it again: its record changed in the business system
-// since the proposal, or the proposal expired. Only a new request (a new proposal) helps.
+// since the proposal, or the proposal expired (the op's ``retryable`` is false; older events: its text).
+// Only a new request (a new proposal) helps.
 const DEAD_END = /propose again|stale|changed since/i;
 
 function opStatus(opId, ctx) {
@@ -367,7 +368,8 @@ function opStatus(opId, ctx) {
         if (a) el.append(a);
       } else if (state === "failed") {
         el.append(h("span", { class: "badge bad" }, icon("cross")), h("strong", {}, t("opFailed")));
-        if (!DEAD_END.test(`${data.error || ""} ${data.message || ""} ${view.notice || ""}`)) el.append(retryButton());
+        const deadEnd = data.retryable === false || DEAD_END.test(`${data.error || ""} ${data.message || ""} ${view.notice || ""}`);
+        if (!deadEnd) el.append(retryButton());
       } else if (state === "cancelled") {
         el.append(h("strong", {}, t("opCancelled")));
       } else if (state === "expired") {
