@@ -348,3 +348,31 @@ def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None
             assert "blue" in tools[0]
 
     asyncio.run(main())
+
+
+def test_calls_cut_off_by_the_turn_limit_are_answered_and_the_conversation_goes_on(db_url: str) -> None:
+    """A tool in flight when the turn reaches its time limit (and the calls after it) get an error
+    result: the transcript stays one a model accepts (every call answered), the steps say FAILED,
+    and the next message is a normal turn."""
+    from tests.core.test_cancel import Gate, tools_with
+
+    async def main() -> None:
+        gate = Gate()
+        tools, skills = tools_with(gate)
+        replies = [calls(("crunch", {"seconds": 30}, "c1"), ("add", {"a": 1, "b": 2}, "c2")), text("after the limit")]
+        async with harness(db_url, replies, tools=tools, skills=skills, limits=Limits(turn_timeout_s=0.5)) as h:
+            s = await h.start()
+            assert s.status is Status.FAILED and "0.5s limit" in (s.last_error or "")
+            assert gate.cancelled == 1 and h.counters.runs.get("add", 0) == 0
+            stored = await h.load(s.session_id)
+            assert_valid_transcript(stored)
+            errors = {m["tool_call_id"]: body(m)["data"]["error"] for m in tool_messages(stored)}
+            assert "in flight" in errors["c1"] and "not run" in errors["c2"]
+            assert [st.status for st in stored.executed_steps] == ["FAILED", "FAILED"]
+            events = await h.events(s.session_id)
+            failed = [e.data["toolCallId"] for e in events if e.type == "TOOL_EXECUTION_FAILED"]
+            assert failed == ["c1", "c2"] and events[-1].type == "TURN_FINISHED"
+            after = await h.runtime.post_message(s.session_id, ALICE, "go on")
+            assert after.status is Status.SUCCEEDED and after.transcript[-1]["content"] == "after the limit"
+
+    asyncio.run(main())

@@ -10,14 +10,12 @@ callback is a duplicate).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from tether.core.closing import close_call, close_open_calls
 from tether.core.events import EventType
-from tether.core.messages import tool_message
-from tether.core.pipeline import frame
 from tether.core.ports import Commit, SessionStore
-from tether.core.resumption import call_arguments, unanswered_calls
-from tether.core.session import AgentSession, Identity, Status, Step
+from tether.core.session import AgentSession, Identity, Status
 from tether.core.turn import Turn, TurnDeps
 
 CANCELLED_REASON = "cancelled by the user"
@@ -39,39 +37,17 @@ class Cancellation:
     async def _cancelled(self, s: AgentSession) -> AgentSession:
         """Close what the turn left open, end the session CANCELLED, commit and publish."""
         turn = self._turn(s, resumed=True)
-        now = time.time()
-
-        def close(call_id: str, tool_id: str, reason: str, args: dict[str, Any] | None = None) -> None:
-            index = s.tool_message_index(call_id)
-            message = tool_message(call_id, frame(tool_id, "error", {"error": reason, "retryable": False}))
-            if index is None:
-                s.append(message)
-            else:
-                s.set_message(index, message)
-            step = s.step(call_id)
-            if step is None:
-                s.executed_steps.append(
-                    Step(turn.turn_id, call_id, tool_id, args or {}, "FAILED", {"error": reason}, now, now)
-                )
-            else:
-                step.status, step.result, step.finished_at = "FAILED", {"error": reason}, now
-            turn.emit(
-                EventType.TOOL_EXECUTION_FAILED,
-                {"toolCallId": call_id, "toolId": tool_id, "error": reason, "cancelled": True},
-            )
-
-        for call, started in unanswered_calls(s):
-            reason = CANCELLED_IN_FLIGHT if started else CANCELLED_NOT_RUN
-            close(call["id"], call["function"]["name"], reason, call_arguments(call["function"].get("arguments")))
+        cancelled = {"cancelled": True}
+        close_open_calls(turn, CANCELLED_IN_FLIGHT, CANCELLED_NOT_RUN, cancelled)
         for pending in s.pending_entries():  # the head and any queued behind it
-            close(pending["toolCallId"], pending["toolId"], CANCELLED_WAITING)
+            close_call(turn, pending["toolCallId"], pending["toolId"], CANCELLED_WAITING, mark=cancelled)
         s.pending_interaction = None
         jobs = list(s.waiting_job_ids)
         for job_id in jobs:
             job = await self.store.get_job(job_id)
             if job is not None:
                 await self.store.finish_job(job_id, "FAILED", None, CANCELLED_REASON)  # a later callback: duplicate
-                close(job.tool_call_id, job.tool_id, CANCELLED_WAITING)
+                close_call(turn, job.tool_call_id, job.tool_id, CANCELLED_WAITING, mark=cancelled)
         s.waiting_job_ids = []
         s.transition(Status.CANCELLED)
         s.last_error = None

@@ -11,10 +11,15 @@ import asyncio
 import enum
 from typing import TYPE_CHECKING
 
+from tether.core.closing import close_open_calls
 from tether.errors import ModelError
 
 if TYPE_CHECKING:
     from tether.core.turn import Turn
+
+
+TIMED_OUT_IN_FLIGHT = "cut off by the turn's time limit while in flight; its effect is unknown"
+TIMED_OUT_NOT_RUN = "not run: the turn reached its time limit"
 
 
 class Decision(enum.Enum):
@@ -41,6 +46,7 @@ async def run_turn(turn: Turn) -> Decision:
             "(raise TETHER_MAX_ROUNDS if the task needs more)"
         )
     except TimeoutError:
+        close_open_calls(turn, TIMED_OUT_IN_FLIGHT, TIMED_OUT_NOT_RUN)  # the transcript stays valid
         return await turn.fail(
             f"the turn took longer than its {limits.turn_timeout_s:g}s limit (TETHER_TURN_TIMEOUT_S)"
         )

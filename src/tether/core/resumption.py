@@ -9,17 +9,16 @@ started, and the model decides what to do next. docs/runtime.md states what reco
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from tether.core.answering import settle_call
+from tether.core.closing import close_open_calls
 from tether.core.events import EventType
-from tether.core.messages import tool_message
-from tether.core.pipeline import frame, summarise
+from tether.core.pipeline import summarise
 from tether.core.ports import AsyncJob, Commit, SessionStore
-from tether.core.session import AgentSession, Identity, Status, Step
+from tether.core.session import AgentSession, Identity, Status
 from tether.core.turn import Turn, TurnDeps
 
 NOT_STARTED = "not run: the server stopped before this call started; it was not retried"
@@ -112,14 +111,7 @@ class Resumption:
     async def _recover(self, s: AgentSession, identity: Identity | None = None) -> AgentSession:
         """Give every call cut off mid-flight an error result, then wait or continue."""
         turn = self._turn(s, resumed=True, identity=identity)
-        for call, started in unanswered_calls(s):
-            reason = INTERRUPTED if started else NOT_STARTED
-            name = call["function"]["name"]
-            s.append(tool_message(call["id"], frame(name, "error", {"error": reason, "retryable": False})))
-            now = time.time()
-            args = call_arguments(call["function"].get("arguments"))
-            s.executed_steps.append(Step(turn.turn_id, call["id"], name, args, "FAILED", {"error": reason}, now, now))
-            turn.emit(EventType.TOOL_EXECUTION_FAILED, {"toolCallId": call["id"], "toolId": name, "error": reason})
+        close_open_calls(turn, INTERRUPTED, NOT_STARTED)
         turn.emit(EventType.ERROR, {"message": "the server restarted during this turn; resuming", "recovered": True})
         await turn.commit()
         if s.pending_interaction:
@@ -137,24 +129,3 @@ class Resumption:
             await turn.commit()
             return s
         return await self._drive(self._turn(s, resumed=True, identity=identity))
-
-
-def unanswered_calls(s: AgentSession) -> list[tuple[dict[str, Any], bool]]:
-    """Tool calls with no tool message, each with whether it may have started: calls of one
-    message run in order, so only the first unanswered one can have been in flight."""
-    answered = {m.get("tool_call_id") for m in s.transcript if m.get("role") == "tool"}
-    calls: list[tuple[dict[str, Any], bool]] = []
-    for m in s.transcript:
-        if m.get("role") == "assistant":
-            missing = [c for c in m.get("tool_calls") or [] if c["id"] not in answered]
-            calls += [(c, n == 0) for n, c in enumerate(missing)]
-    return calls
-
-
-def call_arguments(arguments: str | None) -> dict[str, Any]:
-    """A tool call's JSON arguments as a dict (``{}`` when they are not a JSON object)."""
-    try:
-        value = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
