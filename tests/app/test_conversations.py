@@ -14,7 +14,7 @@ from tests.app.conftest import TetherServer, get_session, make_server
 
 pytestmark = pytest.mark.slow
 BASE = "/api/agent/sessions"
-SUMMARY_KEYS = {"sessionId", "status", "title", "archived", "createdAt", "updatedAt"}
+SUMMARY_KEYS = {"sessionId", "status", "title", "archived", "writeState", "createdAt", "updatedAt"}
 
 
 @pytest.fixture(scope="module")

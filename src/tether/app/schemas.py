@@ -135,12 +135,15 @@ def session_view(s: AgentSession, meta: SessionSummary | None = None) -> dict[st
     }
 
 
-def session_summary(s: SessionSummary) -> dict[str, Any]:
+def session_summary(s: SessionSummary, write_state: str | None = None) -> dict[str, Any]:
+    """``write_state``: the state of the conversation's newest write while it still needs
+    something (``draft``, ``processing``, ``pending``, ``failed``); null otherwise."""
     return {
         "sessionId": s.session_id,
         "status": s.status.value,
         "title": s.title,
         "archived": s.archived,
+        "writeState": write_state,
         "createdAt": iso(s.created_at),
         "updatedAt": iso(s.updated_at),
     }

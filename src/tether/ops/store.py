@@ -164,6 +164,22 @@ class SqlOpStore:
         rows = await self._run(lambda conn: conn.execute(query).all())
         return [_op(r) for r in rows]
 
+    async def latest_by_session(self, owner: Owner, session_ids: list[str]) -> dict[str, Op]:
+        """The newest op of each of the owner's sessions named (those with one)."""
+        if not session_ids:
+            return {}
+        query = (
+            sa.select(op_queue)
+            .where(
+                op_queue.c.owner_user == owner.user_id,
+                op_queue.c.owner_tenant == owner.tenant,
+                op_queue.c.session_id.in_(session_ids),
+            )
+            .order_by(op_queue.c.created_at, op_queue.c.op_id)
+        )
+        rows = await self._run(lambda conn: conn.execute(query).all())
+        return {str(r.session_id): _op(r) for r in rows}  # ascending: the newest of each comes last
+
     async def move(self, op_id: str, from_statuses: tuple[str, ...], values: dict[str, Any], **where: Any) -> bool:
         """Set ``values`` when the op is in one of ``from_statuses`` (and matches ``where``):
         True when this call changed it. ``attempts=+1`` in ``values`` increments."""

@@ -279,6 +279,12 @@ def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(serve
         assert proposal["op"] == "update" and proposal["auto"] is False
         assert proposal["diff"] == [{"field": "remark", "label": "备注", "before": "原备注", "after": "请加急发货"}]
         assert record(server, token, "2001", bill["sId"])["master"]["remark"] == "原备注"
+
+        def write_state() -> Any:  # what the conversation list shows beside this conversation
+            items = c.get("/api/agent/sessions", params={"limit": 200}).json()["items"]
+            return next(i["writeState"] for i in items if i["sessionId"] == s["sessionId"])
+
+        assert write_state() == "draft"
         r = c.post(f"/api/ops/{op_id}/confirm")
         assert r.status_code == 200, r.text
         pending = r.json()
@@ -289,6 +295,7 @@ def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(serve
         mine = {"status": "confirmed", "sessionId": s["sessionId"]}
         todos = c.get("/api/ops", params=mine).json()["items"]
         assert [o["opId"] for o in todos] == [op_id]  # my AI todos: waiting for me in the ERP
+        assert write_state() == "pending"
         # the user saves in the ERP's native form (its Save executes the staged op)
         with server.erp_direct(token, agent=True) as erp:
             assert erp.post(f"/ai/execStaging/{op_id}", json={"mode": "execute"}).json()["status"] == "executed"
@@ -297,6 +304,7 @@ def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(serve
         assert [(o["opId"], o["state"]) for o in listed] == [(op_id, "done")]
         done = c.get(f"/api/ops/{op_id}").json()
         assert done["state"] == "done" and done["billId"] == bill["sId"], done
+        assert write_state() is None  # nothing left to do
         assert record(server, token, "2001", bill["sId"])["master"]["remark"] == "请加急发货"
         assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "done"
         types = [e["type"] for e in runtime_events(c, s["sessionId"])]

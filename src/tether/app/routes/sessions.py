@@ -19,6 +19,7 @@ from tether.app.schemas import (
     session_summary,
     session_view,
 )
+from tether.core.ports import SessionSummary
 from tether.core.session import AgentSession, Identity
 from tether.errors import Conflict, InvalidInput
 from tether.wiring import Services
@@ -48,11 +49,19 @@ async def create_session(
 
 
 _ARCHIVED = {"false": False, "true": True, "all": None}
+OPEN_WRITE_STATES = ("draft", "processing", "pending", "failed")  # a conversation's write that needs something
 
 
 async def _view(services: Services, who: Identity, s: AgentSession) -> dict[str, Any]:
     """The snapshot with the stored title and archived flag (a rename may postdate ``s``)."""
     return session_view(s, await services.store.get_summary(s.session_id, who.owner))
+
+
+async def _summaries(services: Services, who: Identity, items: list[SessionSummary]) -> list[dict[str, Any]]:
+    """Each conversation's summary with the state of its newest write while that needs something."""
+    latest = await services.ops.store.latest_by_session(who.owner, [s.session_id for s in items])
+    states = {sid: op.state for sid, op in latest.items() if op.state in OPEN_WRITE_STATES}
+    return [session_summary(s, states.get(s.session_id)) for s in items]
 
 
 @router.get("", summary="The caller's conversations, most recently updated first")
@@ -67,7 +76,7 @@ async def list_sessions(
     if q is not None and "\x00" in q:
         raise InvalidInput("q must not contain NUL characters", field="q")
     items = await services.store.list_sessions(who.owner, limit, offset, query=q or None, archived=_ARCHIVED[archived])
-    return {"items": [session_summary(s) for s in items], "limit": limit, "offset": offset}
+    return {"items": await _summaries(services, who, items), "limit": limit, "offset": offset}
 
 
 @router.get("/{session_id}", summary="A session snapshot")
@@ -84,7 +93,7 @@ async def patch_session(session_id: str, body: PatchSession, services: ServicesD
         done.append(await services.store.rename(session_id, who.owner, body.title))
     if body.archived is not None:
         done.append(await services.store.set_archived(session_id, who.owner, body.archived))
-    return session_summary(done[-1])
+    return (await _summaries(services, who, [done[-1]]))[0]
 
 
 @router.post("/{session_id}/messages", summary="Append a user message and continue")
