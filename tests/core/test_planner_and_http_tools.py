@@ -91,6 +91,14 @@ def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
         ]
     )
     assert "tool a failed: no such thing" in failed.content
+    asked_in_chinese = chat(
+        [
+            {"role": "user", "content": "查一下 a b"},
+            call,
+            tool_msg({"tool": "a", "kind": "error", "data": {"error": "no such thing"}}),
+        ]
+    )
+    assert asked_in_chinese.content == "未能完成：a 出错：no such thing"  # answered in the language asked
 
 
 def test_render_keeps_types_alone_and_interpolates_in_text() -> None:

@@ -20,6 +20,7 @@ from tether.core.memory import deterministic_summary
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
 
 STREAM_CHARS, STREAM_PAUSE_S = 8, 0.01
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 META = {"model": "planner", "note": "offline rule planner (no LLM): follows skill plans with templates"}
 MAX_CALL_AGAIN = 3  # a step repeated on its own result's request, at most this often per request
 TEMPLATE_RE = re.compile(r"\$\{([^}]+)\}")
@@ -218,13 +219,20 @@ class PlannerModel:
         query, recent = _since_last_user(request.messages)
         results = [_tool_data(m) for m in recent if m.get("role") == "tool"]
         failed = next((r for r in results if r.get("kind") == "error"), None)
+        zh = _CJK.search(query) is not None  # answer in the language asked
         if failed is not None:
             error = (failed.get("data") or {}).get("error", "unknown error")
+            if zh:
+                return self._answer(f"未能完成：{failed.get('tool')} 出错：{error}")
             return self._answer(f"I could not finish: the tool {failed.get('tool')} failed: {error}")
         skills = sorted(request.skills, key=lambda k: k.plan_order)
         plan = [step for skill in skills for step in skill.plan]
         if not plan:
             names = ", ".join(t["function"]["name"] for t in request.tools) or "none"
+            if zh:
+                return self._answer(
+                    f"我是离线规则规划器，没有已安装的技能能处理这个请求。可用工具：{names}。请换用技能的关键词再问。"
+                )
             return self._answer(
                 "I am the offline rule planner and no installed skill matches this request. "
                 f"Tools available: {names}. Try rephrasing with a skill's keywords."
@@ -235,6 +243,8 @@ class PlannerModel:
         except PlannerQuestion as q:
             return self._answer(str(q))
         except KeyError as exc:
+            if zh:
+                return self._answer(f"无法规划这个请求：不知道 {exc.args[0]!r} 是什么。")
             return self._answer(f"I could not plan this request: {exc.args[0]!r} is unknown.")
         repeated = min(sum(1 for r in results[:-1] if _call_again(r) is not None), MAX_CALL_AGAIN)
         if results and (args := _call_again(results[-1])) is not None and repeated < MAX_CALL_AGAIN:
