@@ -42,6 +42,21 @@ def long_tool(gate: Gate) -> Tool:
     return crunch
 
 
+def slow_model_of(gate: Gate) -> Any:
+    """A model reply that takes 30 s unless cut off (counted in ``gate.cancelled``)."""
+
+    async def slow_model(_request: Any) -> Any:
+        gate.started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            gate.cancelled += 1
+            raise
+        return text("too late")
+
+    return slow_model
+
+
 def tools_with(gate: Gate) -> tuple[list[Tool], list[Skill]]:
     skill = Skill(
         name=TEST_SKILL.name,
@@ -91,15 +106,7 @@ def test_cancel_stops_the_tool_in_flight_and_the_session_goes_on_after(db_url: s
 def test_cancel_stops_the_model_call_and_a_waiting_caller_gets_the_cancelled_session(db_url: str) -> None:
     async def main() -> None:
         gate = Gate()
-
-        async def slow_model(_request: Any) -> Any:
-            gate.started.set()
-            try:
-                await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                gate.cancelled += 1
-                raise
-            return text("too late")
+        slow_model = slow_model_of(gate)
 
         async with harness(db_url, [slow_model]) as h:
             waiting = asyncio.create_task(h.runtime.start_session(ALICE, "run the test", {}))
@@ -136,15 +143,7 @@ def test_cancel_stops_the_round_a_callback_started(db_url: str) -> None:
 
     async def main() -> None:
         gate = Gate()
-
-        async def slow_model(_request: Any) -> Any:
-            gate.started.set()
-            try:
-                await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                gate.cancelled += 1
-                raise
-            return text("too late")
+        slow_model = slow_model_of(gate)
 
         async with harness(db_url, [calls(("slow_job", {"label": "x"}, "j1")), slow_model]) as h:
             s = await h.start()
