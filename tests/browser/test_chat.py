@@ -483,12 +483,106 @@ def test_the_pill_says_a_confirmed_manual_op_waits_in_the_erp_not_done(chat: Any
     assert page.get_attribute("#chat-status", "data-op") == "pending"
     assert page.inner_text("#chat-status") == "待ERP处理"
     sid = s.session_id()
-    page.wait_for_selector(f'#conversations li[data-id="{sid}"] .conv-meta:text("待ERP处理")')
+    page.wait_for_selector(f'#conversations li[data-id="{sid}"] .conv-write[data-write="pending"]:text("待ERP处理")')
+    assert "已完成" not in page.inner_text(f'#conversations li[data-id="{sid}"] .conv-meta')
     s.shot("pending-pill")
     page.reload()
     page.wait_for_selector(f'{card} .op-status[data-state="pending"]')
     page.wait_for_selector('#chat-status[data-op="pending"]')
     assert page.inner_text("#chat-status") == "待ERP处理"
+
+
+def badge(sid: str) -> str:
+    return f'#conversations li[data-id="{sid}"] .conv-write'
+
+
+BADGE_INSIDE_ITS_ITEM = """(sel) => [...document.querySelectorAll(sel)].map((b) => {
+  const box = b.getBoundingClientRect(), item = b.closest('li').getBoundingClientRect();
+  const title = b.closest('li').querySelector('.conv-title').getBoundingClientRect();
+  return { inside: box.left >= item.left && box.right <= item.right + 0.5 && box.width > 20, title: title.width }
+})"""
+
+
+def test_the_list_marks_each_conversation_whose_write_still_needs_something(
+    chat: Any, chat_server: ServerProcess
+) -> None:
+    """``writeState`` of each summary: not only the open conversation's item, after a reload too,
+    in both languages, on a narrow screen."""
+    s = chat(chat_server)
+    s.open()
+    s.login_token("dev-bob")  # a list of this test's own conversations
+    page = s.page
+    card = ".card.proposal"
+    s.ask("提交报价单 待处理")
+    page.click(f"{card} button:text('确认'):enabled")
+    page.wait_for_selector(f'{card} .op-status[data-state="pending"]', timeout=15_000)
+    page.wait_for_selector(".answer")
+    pending = s.session_id()
+
+    page.click("#new-chat")
+    s.ask("提交报价单 失败")
+    page.click(f"{card} button:text('确认'):enabled")
+    page.wait_for_selector(f'{card} .op-status[data-state="failed"] button:text("重试")', timeout=15_000)
+    page.wait_for_selector(".answer")
+    failed = s.session_id()
+
+    page.click("#new-chat")
+    s.ask("提交报价单")  # proposed, not confirmed
+    page.wait_for_selector(f"{card} button:text('确认'):enabled")
+    s.wait_status("WAITING_CONFIRMATION")
+    draft = s.session_id()
+
+    page.click("#new-chat")
+    s.ask("slowly label=nowrite")
+    page.wait_for_selector(".answer")
+    plain = s.session_id()
+    s.wait_status("SUCCEEDED")
+
+    # the items of the conversations not open say what their write waits for
+    page.wait_for_selector(f'{badge(pending)}[data-write="pending"]')
+    assert page.inner_text(badge(pending)) == "待ERP处理"
+    assert page.inner_text(badge(failed)) == "写入失败"
+    assert page.inner_text(badge(draft)) == "等待确认"
+    assert page.locator(badge(plain)).count() == 0
+    assert "已完成" not in page.inner_text(f'#conversations li[data-id="{pending}"] .conv-meta')
+    page.wait_for_selector(f'#conversations li[data-id="{plain}"] .conv-meta:text("已完成")')  # read again
+    s.shot("list-badges")
+
+    page.reload()  # from the list itself, not from what this page saw
+    page.wait_for_selector(f'{badge(failed)}[data-write="failed"]')
+    assert page.inner_text(badge(pending)) == "待ERP处理" and page.inner_text(badge(draft)) == "等待确认"
+
+    page.click(f'#conversations li[data-id="{failed}"] .conv-open')  # its retry succeeds: the badge goes
+    page.click(f'{card} .op-status button:text("重试")')
+    page.wait_for_selector(f'{card} .op-status[data-state="done"]', timeout=15_000)
+    page.wait_for_selector(badge(failed), state="detached", timeout=10_000)
+
+    def processing(route: Any) -> None:  # 处理中 is brief with the test executor: the list says it here
+        answer = route.fetch()
+        body = answer.json()
+        for item in body["items"]:
+            if item["sessionId"] == plain:
+                item["writeState"] = "processing"
+        route.fulfill(response=answer, json=body)
+
+    page.route("**/api/agent/sessions?*", processing)
+    page.click("#lang-switch")
+    page.wait_for_selector(f'{badge(plain)}[data-write="processing"]')
+    labels = {sid: page.inner_text(badge(sid)) for sid in (pending, draft, plain)}
+    assert labels == {pending: "Waiting in the ERP", draft: "To confirm", plain: "Processing"}, labels
+    page.click("#lang-switch")
+    page.wait_for_selector(f'{badge(plain)}:text("处理中")')
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.click("#menu")
+    page.wait_for_selector("#sidebar", state="visible")
+    page.wait_for_timeout(300)  # the slide-in
+    boxes = page.evaluate(BADGE_INSIDE_ITS_ITEM, "#conversations .conv-write")
+    assert len(boxes) == 3 and all(b["inside"] and b["title"] > 60 for b in boxes), boxes
+    assert page.evaluate(
+        "document.getElementById('sidebar').scrollWidth <= document.getElementById('sidebar').clientWidth"
+    )
+    s.shot("list-badges-390")
 
 
 def test_a_retry_the_server_refuses_shows_its_reason_and_no_retry_that_cannot_succeed(

@@ -9,6 +9,7 @@ import { formatTime } from "./cards.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGE = 30;
+const MAX_PAGE = 200; // the server's largest page
 const state = {
   sessionId: null,
   title: "",
@@ -146,11 +147,14 @@ function wireMenu() {
 
 let listRequest = 0;
 
-async function loadList(reset) {
+// ``reset``: from the top; ``again``: the conversations already shown, read again (their status and
+// writeState), as many as are loaded
+async function loadList(reset, { again = false } = {}) {
   if (!token()) return;
   const mine = ++listRequest; // only the latest answer is shown
   const offset = reset ? 0 : state.list.offset;
-  const params = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+  const limit = again ? Math.min(MAX_PAGE, Math.max(PAGE, state.list.items.length)) : PAGE;
+  const params = new URLSearchParams({ limit: String(limit), offset: String(offset) });
   if (state.list.q) params.set("q", state.list.q);
   if (state.list.archived) params.set("archived", "true");
   try {
@@ -161,7 +165,7 @@ async function loadList(reset) {
     const seen = new Set(before.map((i) => i.sessionId));
     state.list.items = [...before, ...items.filter((i) => !seen.has(i.sessionId))];
     state.list.offset = offset + items.length;
-    $("load-more").hidden = items.length < PAGE;
+    $("load-more").hidden = items.length < limit;
     renderList();
   } catch (err) {
     if (!(err instanceof ApiError && err.status === 401)) toast(t("requestFailed", { reason: err.message }));
@@ -181,7 +185,7 @@ function listItem(item) {
   const title = item.title || item.sessionId;
   const active = item.sessionId === state.sessionId;
   const open = h("button", { type: "button", class: "conv-open", "aria-current": active ? "page" : null },
-    h("span", { class: "conv-title" }, title), convMeta(item));
+    h("span", { class: "conv-head" }, h("span", { class: "conv-title" }, title), writeBadge(item)), convMeta(item));
   open.addEventListener("click", () => {
     setMenu(false);
     openConversation(item.sessionId, true);
@@ -195,12 +199,28 @@ function listItem(item) {
   return li;
 }
 
-// the open conversation's item also says what its ops add (a write waiting in the ERP, a failed one)
+// What a conversation's newest write still needs (the summary's writeState): a badge with an icon and
+// its words, so that it is not told by colour alone.
+const WRITE_ICON = { draft: "edit", processing: "sync", pending: "clock", failed: "cross" };
+
+function writeState(item) {
+  return Object.hasOwn(WRITE_ICON, item.writeState || "") ? item.writeState : null;
+}
+
+function writeBadge(item) {
+  const write = writeState(item);
+  if (!write) return null;
+  return h("span", { class: "conv-write", dataset: { write } }, icon(WRITE_ICON[write]), t(`write_${write}`));
+}
+
+// status · time; where the badge says it all (a turn over, or waiting for the confirm), not 已完成
+// beside a write that has not happened, nor 等待确认 twice
 function convMeta(item) {
-  const op = item.sessionId === state.sessionId && item.status === "SUCCEEDED" ? state.opState : null;
-  const dot = op ? `op-${op}` : `status-${item.status}`;
-  return h("span", { class: "conv-meta" }, h("span", { class: `dot ${dot}`, "aria-hidden": "true" }),
-    `${op ? t(`pill_op_${op}`) : t(`status_${item.status}`)} · ${formatTime(item.updatedAt)}`);
+  const write = writeState(item);
+  const covered = write && (item.status === "SUCCEEDED" || item.status === "WAITING_CONFIRMATION");
+  const dot = covered ? `op-${write}` : `status-${item.status}`;
+  const text = [covered ? null : t(`status_${item.status}`), formatTime(item.updatedAt)].filter(Boolean).join(" · ");
+  return h("span", { class: "conv-meta" }, h("span", { class: `dot ${dot}`, "aria-hidden": "true" }), text);
 }
 
 function startRename(li, item) {
@@ -339,7 +359,7 @@ function follow(conversation, id) {
     onEvent: (event) => {
       if (state.conversation !== conversation) return;
       conversation.handle(event, true);
-      if (event.type === "TURN_FINISHED" || event.type === "SESSION_STARTED") refreshItem(id);
+      if (event.type === "TURN_FINISHED" || event.type === "SESSION_STARTED") refreshList();
     },
     onState: (what) => {
       if (what === "retry") announce(t("networkRetry"));
@@ -348,21 +368,16 @@ function follow(conversation, id) {
   });
 }
 
-async function refreshItem(id) {
-  const item = state.list.items.find((i) => i.sessionId === id);
-  if (!item) {
-    loadList(true);
-    return;
-  }
-  try {
-    const s = await api(`/api/agent/sessions/${encodeURIComponent(id)}`);
-    item.status = s.status;
-    item.title = s.title;
-    item.updatedAt = s.updatedAt;
-    renderList();
-  } catch {
-    /* the list stays as it was */
-  }
+// The list read again (statuses, titles, each conversation's writeState) a moment after what the
+// open conversation showed moved on: a turn finished, one of its writes changed state.
+let refreshTimer = null;
+
+function refreshList() {
+  window.clearTimeout(refreshTimer);
+  refreshTimer = window.setTimeout(() => {
+    if (document.querySelector("#conversations form.rename")) refreshList(); // not under a rename
+    else loadList(true, { again: true });
+  }, 300);
 }
 
 // The pill says the session's status; once a turn is over, a write still pending in the ERP (or the
@@ -372,9 +387,7 @@ function onStatus(status, { ops = state.opState, lastError = status === "FAILED"
   state.status = status;
   state.opState = ops;
   state.lastError = lastError;
-  const item = opsMoved && state.list.items.find((i) => i.sessionId === state.sessionId);
-  const meta = item && document.querySelector(`#conversations li[data-id="${CSS.escape(item.sessionId)}"] .conv-meta`);
-  if (meta) meta.replaceWith(convMeta(item));
+  if (opsMoved && state.sessionId && state.list.items.some((i) => i.sessionId === state.sessionId)) refreshList();
   const pill = $("chat-status");
   const op = status === "SUCCEEDED" && ops ? ops : null;
   pill.hidden = !status;
