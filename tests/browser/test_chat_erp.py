@@ -331,3 +331,116 @@ def test_an_op_whose_record_changed_in_the_erp_offers_no_retry_and_says_to_ask_a
     page.wait_for_selector(f'{CARD} .op-status[data-state="failed"] .op-hint')
     assert page.locator(f"{CARD} .op-status button").count() == 0
     assert erp_record(erp_server, "2001", record_id)["master"]["remark"] == "人工改过"
+
+
+def drafts(s: Session) -> dict[str, Any]:
+    """The form values kept in this tab's sessionStorage."""
+    found: dict[str, Any] = s.page.evaluate(
+        "Object.fromEntries(Object.keys(sessionStorage).filter((k) => k.startsWith('tether.form.'))"
+        ".map((k) => [k, JSON.parse(sessionStorage.getItem(k))]))"
+    )
+    return found
+
+
+def test_a_form_cards_typed_values_survive_a_reload_until_it_is_answered(chat: Any, erp_server: ServerProcess) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    s.ask("新建一张报价单给恒达自动化")
+    page.wait_for_selector(f"{FORM} form", timeout=60_000)
+    s.wait_status("WAITING_USER_INPUT")
+    sid = s.session_id()
+    page.fill(f'{FORM} [name="details.0.material_id"]', "M0003")
+    page.fill(f'{FORM} [name="details.0.qty"]', "7")
+    page.fill(f'{FORM} [name="remark"]', "请尽快报价，含运费")
+    page.click(f"{FORM} button:text('添加行')")
+    page.fill(f'{FORM} [name="details.1.material_id"]', "M0004")
+    page.fill(f'{FORM} [name="details.1.qty"]', "2")
+    interaction = page.get_attribute(FORM, "data-interaction")
+    assert list(drafts(s)) == [f"tether.form.{sid}.{interaction}"]
+
+    page.reload()
+    page.wait_for_selector(f"{FORM} form")
+    s.wait_status("WAITING_USER_INPUT")
+    assert page.input_value(f'{FORM} [name="customer_id"]') == "恒达自动化"  # the prefill, untouched
+    assert page.input_value(f'{FORM} [name="details.0.material_id"]') == "M0003"
+    assert page.input_value(f'{FORM} [name="details.0.qty"]') == "7"
+    assert page.input_value(f'{FORM} [name="remark"]') == "请尽快报价，含运费"
+    assert page.input_value(f'{FORM} [name="details.1.material_id"]') == "M0004"
+    assert page.input_value(f'{FORM} [name="details.1.qty"]') == "2"
+    s.shot("form-restored")
+
+    page.click(f"{FORM} button[aria-label='删除此行 2']")  # a line removed stays removed
+    page.reload()
+    page.wait_for_selector(f'{FORM} [name="details.0.qty"]')
+    assert page.locator(f"{FORM} .lines tbody tr").count() == 1
+    assert page.input_value(f'{FORM} [name="details.0.qty"]') == "7"
+
+    page.click(f"{FORM} button[type=submit]")
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    assert drafts(s) == {}  # answered: nothing kept
+    proposal = page.inner_text(CARD)
+    assert "M0003" in proposal and "请尽快报价，含运费" in proposal, proposal
+    page.reload()
+    page.wait_for_selector(f"{FORM} button[type=submit]:disabled")
+    assert drafts(s) == {}
+
+
+def test_a_quantity_of_zero_is_refused_at_its_cell_before_anything_is_sent(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    s.ask("新建一张报价单给恒达自动化")
+    page.wait_for_selector(f"{FORM} form", timeout=60_000)
+    s.wait_status("WAITING_USER_INPUT")
+    qty = f'{FORM} [name="details.0.qty"]'
+    # the bounds of the ERP's form schema on the inputs: qty > 0, price and days not negative
+    assert page.get_attribute(qty, "min") == "0" and page.get_attribute(qty, "step") == "any"
+    assert page.get_attribute(f'{FORM} [name="details.0.unit_price"]', "min") == "0"
+    assert page.get_attribute(f'{FORM} [name="delivery_days"]', "min") == "0"
+    assert page.get_attribute(f'{FORM} [name="delivery_days"]', "step") == "1"
+
+    def posts() -> list[str]:
+        return [r.url for r in s.requests if r.method == "POST" and "/interactions/" in r.url]
+
+    page.fill(f'{FORM} [name="details.0.material_id"]', "M0003")
+    page.fill(qty, "0")
+    page.fill(f'{FORM} [name="details.0.unit_price"]', "-1")
+    page.click(f"{FORM} button[type=submit]")
+    page.wait_for_selector(f'{FORM} [data-field="details.0.qty"].invalid')
+    assert page.inner_text(f'{FORM} [data-field="details.0.qty"] .field-error') == "必须大于 0"
+    assert page.inner_text(f'{FORM} [data-field="details.0.unit_price"] .field-error') == "不能小于 0"
+    assert page.get_attribute(qty, "aria-invalid") == "true"
+    assert page.evaluate("document.activeElement.name") == "details.0.qty"
+    assert "2 处" in page.inner_text(f"{FORM} .field-error[role=alert]")
+    assert posts() == []  # nothing sent: the session still waits for the form
+    s.wait_status("WAITING_USER_INPUT")
+    s.shot("qty-zero")
+
+    page.click("#lang-switch")  # the card again, in English, with what was typed
+    page.wait_for_selector(f"{FORM} form")
+    assert page.input_value(qty) == "0"
+    page.click(f"{FORM} button[type=submit]")
+    page.wait_for_selector(f'{FORM} [data-field="details.0.qty"].invalid')
+    assert page.inner_text(f'{FORM} [data-field="details.0.qty"] .field-error') == "Must be greater than 0"
+    assert posts() == []
+
+    # the server stays the authority: its 422 codes read in the page's language too
+    problems = [
+        {"field": "details", "code": "max_lines", "message": "at most 200 lines"},
+        {"field": "delivery_days", "code": "max", "message": "交期(天) must be below 1e+12"},
+    ]
+    page.route(
+        "**/interactions/*",
+        lambda route: route.fulfill(status=422, json={"error": "bad values", "problems": problems}),
+    )
+    page.fill(qty, "3")
+    page.fill(f'{FORM} [name="details.0.unit_price"]', "40")
+    page.click(f"{FORM} button[type=submit]")
+    page.wait_for_selector(f'{FORM} [data-field="delivery_days"].invalid')
+    assert page.inner_text(f'{FORM} [data-field="delivery_days"] .field-error') == "Must be below 1,000,000,000,000"
+    assert "At most 200 lines" in page.inner_text(f"{FORM} .lines-error")
+    s.wait_status("WAITING_USER_INPUT")
+    page.click("#lang-switch")

@@ -34,6 +34,8 @@ export function saveLogin(value, who) {
 export function forgetLogin() {
   sessionStorage.removeItem(KEY);
   sessionStorage.removeItem(PROFILE);
+  // what was typed into forms not answered yet (cards.js) is not left in the tab for the next login
+  for (const key of Object.keys(sessionStorage)) if (key.startsWith("tether.form.")) sessionStorage.removeItem(key);
 }
 
 export function whenUnauthorized(fn) {

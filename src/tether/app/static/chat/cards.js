@@ -4,14 +4,35 @@
 // OP_RESULT (processing / pending / done / failed + retry), LINK, and the compiled workflow panel.
 
 import { h, clear, uid, safeUrl, announce, icon } from "./dom.js";
-import { t } from "./i18n.js";
+import { lang, t } from "./i18n.js";
+
+const formatNumber = (n) => (typeof n === "number" ? n.toLocaleString(lang() === "en" ? "en" : "zh-CN", { maximumFractionDigits: 6 }) : null);
 
 // A field problem in the UI's language when its code is known (the server's message otherwise).
-function problemText(problem, field) {
+// ``field``: the field's declaration (its bounds fill in the text); ``detail``: the lines' (minLines, maxLines).
+function problemText(problem, field, detail) {
   const type = field && field.type;
-  const key = problem.code === "type" && (type === "integer" || type === "number") ? `problem_type_${type}` : `problem_${problem.code}`;
-  const text = t(key);
-  return text === key ? problem.message || problem.code || "invalid" : text;
+  const code = problem.field === "details" && problem.code === "required" ? "min_lines" : problem.code;
+  let key = `problem_${code}`;
+  if (code === "type" && (type === "integer" || type === "number")) key = `problem_type_${type}`;
+  else if (code === "min" && field && field.positive && !(field.min > 0)) key = "problem_positive";
+  const vars = {
+    min: formatNumber(field && field.min),
+    max: formatNumber(field && field.max),
+    n: formatNumber(code === "min_lines" ? (detail && detail.minLines) || 1 : detail && detail.maxLines),
+  };
+  const text = t(key, Object.fromEntries(Object.entries(vars).filter(([, v]) => v !== null && v !== undefined)));
+  return text === key || /\{\w+\}/.test(text) ? problem.message || problem.code || "invalid" : text;
+}
+
+// What the page itself can tell before sending (the server checks again and stays the authority):
+// a number outside its field's bounds — ``positive`` (> 0), ``min`` (inclusive), ``max`` (exclusive, in magnitude).
+function boundProblem(field, value) {
+  if (typeof value !== "number" || !Number.isFinite(value)) return null;
+  if (field.positive && value <= 0) return "min";
+  if (typeof field.min === "number" && value < field.min) return "min";
+  if (typeof field.max === "number" && Math.abs(value) >= field.max) return "max";
+  return null;
 }
 
 function failure(error) {
@@ -113,9 +134,14 @@ function control(field, value, name) {
     input = h("input", { ...attrs, type: "checkbox", disabled: field.readOnly || null });
   } else {
     const html = { number: "number", integer: "number", date: "date" }[type] || "text";
+    const numeric = type === "integer" || type === "number";
+    // the lowest value the browser offers: positive (> 0) has no inclusive bound, 0 is the nearest
+    const low = !numeric ? null : field.positive ? Math.max(0, typeof field.min === "number" ? field.min : 0)
+      : typeof field.min === "number" ? field.min : null;
     input = h("input", {
       ...attrs,
       type: html,
+      min: low === null ? null : String(low),
       step: type === "integer" ? "1" : type === "number" ? "any" : null,
       inputmode: type === "integer" ? "numeric" : type === "number" ? "decimal" : null,
       maxlength: field.maxLength || null,
@@ -155,24 +181,46 @@ function fieldBlock(field, value, name) {
   return { wrap, input, err, field };
 }
 
+// What a person typed into a form card not answered yet, kept in this tab (sessionStorage) per
+// conversation and interaction, so that a reload does not lose it; gone once the form is answered.
+const DRAFT_PREFIX = "tether.form.";
+
+function readDraft(key) {
+  try {
+    const draft = JSON.parse(sessionStorage.getItem(key) || "null");
+    return draft && typeof draft === "object" && !Array.isArray(draft) ? draft : null;
+  } catch {
+    return null;
+  }
+}
+
+const rawValue = (input) => (input.type === "checkbox" ? input.checked : input.value);
+
 export function formCard(data, ctx) {
   const payload = data.payload || {};
   const { el } = cardShell("form-card", payload.formName || t("form"), data.interactionId);
   const prefill = payload.prefill || {};
+  const draftKey = `${DRAFT_PREFIX}${ctx.sessionId}.${data.interactionId}`;
+  const draft = readDraft(draftKey);
+  const typed = (draft && draft.fields && typeof draft.fields === "object") ? draft.fields : {};
+  let open = true; // not answered yet: what is typed is kept
   const form = h("form", { class: "erp-form", novalidate: true });
   const controls = new Map();
   const grid = h("div", { class: "fields" });
   for (const field of payload.fields || []) {
     if (!field.column) continue;
-    const value = prefill[field.column] ?? field.default;
+    const kept = !field.readOnly && Object.hasOwn(typed, field.column);
+    const value = kept ? typed[field.column] : prefill[field.column] ?? field.default;
     const block = fieldBlock(field, value, field.column);
     controls.set(field.column, block);
     grid.append(block.wrap);
   }
   form.append(grid);
-  const detailFields = (payload.detail && payload.detail.fields) || null;
+  const detail = payload.detail || null;
+  const detailFields = (detail && detail.fields) || null;
   const lines = [];
   let linesBody = null;
+  const linesError = h("p", { class: "field-error lines-error", id: uid("lines-err") });
   const addLine = (values = {}) => {
     const n = lines.length;
     const tr = h("tr", { dataset: { line: String(n) } }, h("th", { scope: "row" }, String(n + 1)));
@@ -188,6 +236,7 @@ export function formCard(data, ctx) {
     remove.addEventListener("click", () => {
       tr.remove();
       lines[n] = null;
+      keep();
     });
     tr.append(h("td", {}, remove));
     lines.push(line);
@@ -200,11 +249,15 @@ export function formCard(data, ctx) {
       if (f.required) th.append(h("span", { class: "req", "aria-hidden": "true" }, " *"));
       return th;
     }), h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("removeLine"))));
-    const add = h("button", { type: "button", class: "ghost small" }, `+ ${t("addLine")}`);
-    add.addEventListener("click", () => addLine());
+    const add = h("button", { type: "button", class: "ghost small", "aria-describedby": linesError.id }, `+ ${t("addLine")}`);
+    add.addEventListener("click", () => {
+      addLine();
+      keep();
+    });
     form.append(h("fieldset", { class: "lines" }, h("legend", {}, t("lines")),
-      h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), linesBody)), add));
-    const initial = Array.isArray(prefill.details) && prefill.details.length ? prefill.details : [{}];
+      h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), linesBody)), add, linesError));
+    const keptLines = draft && Array.isArray(draft.lines) ? draft.lines.filter((l) => l && typeof l === "object") : null;
+    const initial = keptLines || (Array.isArray(prefill.details) && prefill.details.length ? prefill.details : [{}]);
     initial.forEach((values) => addLine(values));
   }
   const general = h("p", { class: "field-error", role: "alert" });
@@ -221,6 +274,8 @@ export function formCard(data, ctx) {
   };
   const clearProblems = () => {
     general.textContent = "";
+    linesError.textContent = "";
+    linesError.parentElement?.classList.remove("invalid");
     for (const c of all()) {
       c.err.textContent = "";
       c.input.removeAttribute("aria-invalid");
@@ -257,6 +312,10 @@ export function formCard(data, ctx) {
         target.input.setAttribute("aria-invalid", "true");
         target.wrap.classList.add("invalid");
         first = first || target.input;
+      } else if (p.field === "details" && linesBody) { // the lines as a whole: too many, none
+        linesError.textContent = [linesError.textContent, problemText(p, null, detail)].filter(Boolean).join(" ");
+        linesError.parentElement.classList.add("invalid");
+        first = first || linesError.parentElement.querySelector("input:not([readonly]), button");
       } else rest.push(problemText(p));
     }
     general.textContent = [t("formProblems", { n: problems.length }), ...rest].join(" ");
@@ -270,12 +329,52 @@ export function formCard(data, ctx) {
     return (live[Number(m[1])] && live[Number(m[1])].get(m[2])) || null;
   };
 
+  // in this tab until the form is answered (sessionStorage: a full storage only loses the draft)
+  const keep = () => {
+    if (!open) return;
+    const fields = {};
+    for (const [column, c] of controls) if (!c.field.readOnly) fields[column] = rawValue(c.input);
+    const kept = lines.filter(Boolean).map((line) => Object.fromEntries([...line].map(([column, c]) => [column, rawValue(c.input)])));
+    try {
+      sessionStorage.setItem(draftKey, JSON.stringify({ fields, lines: detailFields ? kept : null }));
+    } catch {
+      /* no room: the values stay on the page */
+    }
+  };
+  const forget = () => {
+    open = false;
+    sessionStorage.removeItem(draftKey);
+  };
+  form.addEventListener("input", keep);
+  form.addEventListener("change", keep);
+
+  // the bounds the page can check itself, before anything is sent
+  const localProblems = () => {
+    const problems = [];
+    const check = (c, name) => {
+      if (c.field.readOnly || (c.field.type !== "number" && c.field.type !== "integer")) return;
+      const code = boundProblem(c.field, readValue(c.field, c.input));
+      if (code) problems.push({ field: name, code });
+    };
+    for (const [column, c] of controls) check(c, column);
+    lines.filter(Boolean).forEach((line, n) => line.forEach((c, column) => check(c, `details.${n}.${column}`)));
+    const count = lines.filter(Boolean).length;
+    if (detail && Number.isInteger(detail.maxLines) && count > detail.maxLines) problems.push({ field: "details", code: "max_lines" });
+    return problems;
+  };
+
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     clearProblems();
+    const local = localProblems();
+    if (local.length) {
+      show(local);
+      return;
+    }
     setDisabled(true);
     try {
       await ctx.post(`/api/agent/sessions/${encodeURIComponent(ctx.sessionId)}/interactions/${encodeURIComponent(data.interactionId)}`, { values: collect() });
+      forget();
       status.textContent = t("formSubmitted");
     } catch (err) {
       setDisabled(false);
@@ -289,11 +388,13 @@ export function formCard(data, ctx) {
   return {
     el,
     answered() {
+      forget();
       setDisabled(true);
       el.classList.add("done");
       status.textContent = t("formSubmitted");
     },
     close() {
+      forget();
       setDisabled(true);
       el.classList.add("done");
     },
