@@ -284,9 +284,10 @@ def test_a_failed_turn_shows_failed_with_the_sessions_last_error(chat: Any, tmp_
         assert pill.inner_text() == "失败" and pill.get_attribute("data-op") is None
         assert "2s limit" in page.inner_text("#chat-error")
         assert page.evaluate("getComputedStyle(document.querySelector('#chat-status')).color") == "rgb(185, 28, 28)"
-        # the call the failure cut off no longer says it is running
+        # the call the failure cut off no longer says it is running: the server closed it, failed, with why
         assert page.locator('.tool-row[data-status="running"]').count() == 0
-        assert page.text_content(".tool-row .tool-state") == "未完成"
+        assert page.text_content(".tool-row .tool-state") == "失败"
+        assert "cut off by the turn's time limit" in (page.text_content(".tool-row .tool-detail pre.error") or "")
         s.shot("failed-turn")
         page.reload()  # from GET …/runtime: the session's status and lastError
         s.wait_status("FAILED")
