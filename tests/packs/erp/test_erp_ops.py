@@ -282,7 +282,9 @@ def test_a_manual_update_shows_its_diff_waits_in_the_erp_and_is_reconciled(serve
 
         def write_state() -> Any:  # what the conversation list shows beside this conversation
             items = c.get("/api/agent/sessions", params={"limit": 200}).json()["items"]
-            return next(i["writeState"] for i in items if i["sessionId"] == s["sessionId"])
+            listed = next(i["writeState"] for i in items if i["sessionId"] == s["sessionId"])
+            assert c.get(f"/api/agent/sessions/{s['sessionId']}").json()["writeState"] == listed  # the view agrees
+            return listed
 
         assert write_state() == "draft"
         r = c.post(f"/api/ops/{op_id}/confirm")

@@ -45,7 +45,7 @@ async def create_session(
         max_keys=limits.max_context_keys,
     )
     s = await services.runtime.start_session(who, body.message, body.globalContext, wait=wait)
-    return session_view(s)
+    return session_view(s) | {"writeState": await _write_state(services, who, s.session_id)}
 
 
 _ARCHIVED = {"false": False, "true": True, "all": None}
@@ -53,8 +53,15 @@ OPEN_WRITE_STATES = ("draft", "processing", "pending", "failed")  # a conversati
 
 
 async def _view(services: Services, who: Identity, s: AgentSession) -> dict[str, Any]:
-    """The snapshot with the stored title and archived flag (a rename may postdate ``s``)."""
-    return session_view(s, await services.store.get_summary(s.session_id, who.owner))
+    """The snapshot with the stored title and archived flag (a rename may postdate ``s``) and the
+    state of its newest write while that needs something."""
+    view = session_view(s, await services.store.get_summary(s.session_id, who.owner))
+    return view | {"writeState": await _write_state(services, who, s.session_id)}
+
+
+async def _write_state(services: Services, who: Identity, session_id: str) -> str | None:
+    latest = (await services.ops.store.latest_by_session(who.owner, [session_id])).get(session_id)
+    return latest.state if latest is not None and latest.state in OPEN_WRITE_STATES else None
 
 
 async def _summaries(services: Services, who: Identity, items: list[SessionSummary]) -> list[dict[str, Any]]:
