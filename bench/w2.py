@@ -395,6 +395,12 @@ TARGETS = {"propose_p50_us": (1500, 4384), "approve_p50_us": (2500, 5234), "cpu_
 METRICS = ("propose_p50_us", "propose_p95_us", "approve_p50_us", "approve_p95_us", "cpu_us_per_session")
 
 
+def settle() -> None:
+    """Before each framework's timing run: the previous run's dirty pages written out, so no run
+    pays (in its own fsyncs, which share the file system's journal) for the one before it."""
+    os.sync()
+
+
 def _peer_child(name: str, folder: str, sessions: int, out: Any) -> None:
     import w2_peers
 
@@ -413,6 +419,7 @@ def run_peers(root: Path, sessions: int) -> list[dict[str, Any]]:
         folder = root / f"peer-{name}-{len(list(root.iterdir()))}"
         folder.mkdir()
         out = ctx.Queue()
+        settle()
         child = ctx.Process(target=_peer_child, args=(name, str(folder), sessions, out))
         child.start()
         rows.append(out.get(timeout=900))
@@ -494,6 +501,7 @@ def main() -> int:
         runs: list[list[dict[str, Any]]] = []
         for n in range(args.repeat):
             (root / f"timing-{n}").mkdir()
+            settle()
             run = [{"framework": "tether", **asyncio.run(timing(root / f"timing-{n}", args.sessions))}]
             runs.append(run + ([] if args.no_peers else run_peers(root, args.sessions)))
         rows = median_rows(runs)
