@@ -59,6 +59,16 @@ def own_quotation(server: ServerProcess) -> tuple[str, str]:
     return made["sId"], made["sBillNo"]
 
 
+def quotation_form(chat: Any, erp_server: ServerProcess) -> Session:
+    """Logged in as sales01, a new quotation's form card open and the session waiting for it."""
+    s = chat(erp_server)
+    login(s)
+    s.ask("新建一张报价单给恒达自动化")
+    s.page.wait_for_selector(f"{FORM} form", timeout=60_000)
+    s.wait_status("WAITING_USER_INPUT")
+    return s
+
+
 def login(s: Session) -> None:
     s.open()
     s.login_erp(USER, facts.PASSWORD)
@@ -137,12 +147,8 @@ def test_revise_a_quotation_confirm_save_in_the_erp_form_and_the_card_shows_it_d
 def test_a_new_quotation_through_the_form_card_shows_the_error_inline_then_executes_with_a_bill_link(
     chat: Any, erp_server: ServerProcess
 ) -> None:
-    s = chat(erp_server)
-    login(s)
+    s = quotation_form(chat, erp_server)
     page = s.page
-    s.ask("新建一张报价单给恒达自动化")
-    page.wait_for_selector(f"{FORM} form", timeout=60_000)
-    s.wait_status("WAITING_USER_INPUT")
     assert page.input_value(f'{FORM} [name="customer_id"]') == "恒达自动化"  # prefilled by the planner
     assert page.locator(f'{FORM} [name="bill_no"]').count() == 0  # the ERP numbers the bill
     s.shot("form")
@@ -343,12 +349,8 @@ def drafts(s: Session) -> dict[str, Any]:
 
 
 def test_a_form_cards_typed_values_survive_a_reload_until_it_is_answered(chat: Any, erp_server: ServerProcess) -> None:
-    s = chat(erp_server)
-    login(s)
+    s = quotation_form(chat, erp_server)
     page = s.page
-    s.ask("新建一张报价单给恒达自动化")
-    page.wait_for_selector(f"{FORM} form", timeout=60_000)
-    s.wait_status("WAITING_USER_INPUT")
     sid = s.session_id()
     page.fill(f'{FORM} [name="details.0.material_id"]', "M0003")
     page.fill(f'{FORM} [name="details.0.qty"]', "7")
@@ -389,12 +391,8 @@ def test_a_form_cards_typed_values_survive_a_reload_until_it_is_answered(chat: A
 def test_a_quantity_of_zero_is_refused_at_its_cell_before_anything_is_sent(
     chat: Any, erp_server: ServerProcess
 ) -> None:
-    s = chat(erp_server)
-    login(s)
+    s = quotation_form(chat, erp_server)
     page = s.page
-    s.ask("新建一张报价单给恒达自动化")
-    page.wait_for_selector(f"{FORM} form", timeout=60_000)
-    s.wait_status("WAITING_USER_INPUT")
     qty = f'{FORM} [name="details.0.qty"]'
     # the bounds of the ERP's form schema on the inputs: qty > 0, price and days not negative
     assert page.get_attribute(qty, "min") == "0" and page.get_attribute(qty, "step") == "any"
