@@ -59,15 +59,19 @@ async def _view(services: Services, who: Identity, s: AgentSession) -> dict[str,
     return view | {"writeState": await _write_state(services, who, s.session_id)}
 
 
+async def _write_states(services: Services, who: Identity, session_ids: list[str]) -> dict[str, str]:
+    """Session id -> the state of its newest write, for those whose newest write needs something."""
+    latest = await services.ops.store.latest_by_session(who.owner, session_ids)
+    return {sid: op.state for sid, op in latest.items() if op.state in OPEN_WRITE_STATES}
+
+
 async def _write_state(services: Services, who: Identity, session_id: str) -> str | None:
-    latest = (await services.ops.store.latest_by_session(who.owner, [session_id])).get(session_id)
-    return latest.state if latest is not None and latest.state in OPEN_WRITE_STATES else None
+    return (await _write_states(services, who, [session_id])).get(session_id)
 
 
 async def _summaries(services: Services, who: Identity, items: list[SessionSummary]) -> list[dict[str, Any]]:
     """Each conversation's summary with the state of its newest write while that needs something."""
-    latest = await services.ops.store.latest_by_session(who.owner, [s.session_id for s in items])
-    states = {sid: op.state for sid, op in latest.items() if op.state in OPEN_WRITE_STATES}
+    states = await _write_states(services, who, [s.session_id for s in items])
     return [session_summary(s, states.get(s.session_id)) for s in items]
 
 
@@ -148,13 +152,13 @@ async def answer(
 )
 async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
     await services.store.load(session_id, who.owner)  # 404 before anything is said about its ops
-    for status in ("executing", "confirmed"):  # a confirmed auto write in flight: its outcome ends the turn
-        for op in await services.ops.list_ops(who, status, session_id, 20):
-            if op["auto"]:
-                raise Conflict(
-                    f"a confirmed write ({op['formName'] or op['formId']}, op {op['opId']}) is being carried out "
-                    "and cannot be stopped; its outcome ends the turn — wait for it"
-                )
+    # a confirmed auto write in flight: its outcome ends the turn (the stored states only: no ERP call)
+    for stored in await services.ops.store.list_ops(who.owner, None, session_id, 100):
+        if stored.state == "processing":
+            raise Conflict(
+                f"a confirmed write ({stored.form_name or stored.form_id}, op {stored.op_id}) is being carried out "
+                "and cannot be stopped; its outcome ends the turn — wait for it"
+            )
     s = await services.runtime.cancel(session_id, who)
     for op in await services.ops.list_ops(who, "draft", session_id, 100):  # its proposals go with it
         with contextlib.suppress(Conflict):  # one the ERP already carried out keeps that outcome
