@@ -12,8 +12,10 @@ from typing import Any
 
 from tether.pack import Identity, Interaction, InvalidInput, Tool, ToolContext, ToolError, tool
 from tether.packs.erp import refs
-from tether.packs.erp.schema import check_form_values, describe
-from tether.packs.erp.tools import Erp, login_guard
+from tether.packs.erp.client import LoginExpired
+from tether.packs.erp.ref_search import candidate
+from tether.packs.erp.schema import check_form_values, describe, detail_fields, master_fields
+from tether.packs.erp.tools import Erp, login_guard, token
 
 _KEYS = ("column", "label", "type", "ref", "required", "options", "default", "maxLength")
 _BOUNDS = ("min", "max", "positive")  # a number's limits, where the ERP declares them
@@ -29,7 +31,40 @@ def _fields(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _detail(detail: dict[str, Any]) -> dict[str, Any]:
     lines = {k: detail[k] for k in ("minLines", "maxLines") if isinstance(detail.get(k), int)}
-    return {"fields": _fields(list(detail.get("fields") or [])), **lines}
+    fields = list(detail.get("fields") or [])
+    out = {"fields": _fields(fields), **lines}
+    columns = {str(f.get("column")): f for f in fields}
+    amount = columns.get("amount")
+    if amount is not None and amount.get("readOnly") and {"qty", "unit_price"} <= set(columns):
+        # the ERP computes a line's amount (qty × unit price); the card shows it as they are typed
+        out["amount"] = {"column": "amount", "label": amount.get("label") or "amount"}
+    return out
+
+
+async def _choices(erp: Erp, token: str, config: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
+    """The records the prefilled references name, where each names exactly one the user can see
+    (the card shows them chosen: name, code, a material's price); any other stays typed text."""
+    wanted: list[tuple[str, dict[str, Any], Any]] = [
+        (str(f["column"]), f, known.get(f["column"])) for f in master_fields(config) if f.get("type") == "ref"
+    ]
+    lines = known.get("details")
+    for n, line in enumerate(lines if isinstance(lines, list) else []):
+        for f in detail_fields(config):
+            if f.get("type") == "ref" and isinstance(line, dict):
+                wanted.append((f"details.{n}.{f['column']}", f, line.get(f["column"])))
+    choices: dict[str, Any] = {}
+    for name, f, value in wanted:
+        if value is None or str(value).strip() == "":
+            continue
+        try:
+            found = await refs.lookup(erp.client, token, str(f["ref"]), str(value).strip())
+        except LoginExpired:
+            raise
+        except ToolError:  # the ERP cannot answer now: the card shows what the model gave
+            continue
+        if len(found) == 1:
+            choices[name] = candidate(found[0])
+    return choices
 
 
 def _schema(payload: dict[str, Any]) -> dict[str, Any]:
@@ -103,6 +138,7 @@ def build_collect_form(erp: Erp) -> Tool:
             "fields": _fields(list(config.get("master") or [])),
             "detail": _detail(detail) if detail else None,
             "prefill": known,
+            "choices": await _choices(erp, token(ctx), config, known),
         }
         return Interaction("form", payload)
 

@@ -32,6 +32,7 @@ from tether.packs.erp.planner_rules import extract
 from tether.packs.erp.prompt import RULES, domain_map
 from tether.packs.erp.proposals import build_propose_write
 from tether.packs.erp.query import QueryService
+from tether.packs.erp.ref_search import build_ref_router
 from tether.packs.erp.routes import build_router
 from tether.packs.erp.settings import ErpPackSettings
 from tether.packs.erp.state import QueryState
@@ -85,7 +86,7 @@ def pack(env: PackEnv) -> Pack:
         extractors=[extract],
         startup=startup,
         shutdown=shutdown,
-        routers=[build_router(erp, provider)],
+        routers=[build_router(erp, provider), build_ref_router(erp.client)],
         identity_providers=[provider],
         migrations=PackMigrations(MIGRATIONS, env.settings.database_url, VERSION_TABLE, HEAD),
         prompt_sections=[lambda: RULES, lambda grants: domain_map(domains[0], grants)],
