@@ -149,7 +149,8 @@ def test_a_new_quotation_through_the_form_card_shows_the_error_inline_then_execu
 ) -> None:
     s = quotation_form(chat, erp_server)
     page = s.page
-    assert page.input_value(f'{FORM} [name="customer_id"]') == "恒达自动化"  # prefilled by the planner
+    # the planner's prefill (恒达自动化), resolved to the one customer of sales01's it names
+    assert page.input_value(f'{FORM} [name="customer_id"]') == " ".join(facts.SALES01_CUSTOMER[:2])
     assert page.locator(f'{FORM} [name="bill_no"]').count() == 0  # the ERP numbers the bill
     s.shot("form")
     page.fill(f'{FORM} [name="details.0.material_id"]', "M0003")
@@ -364,7 +365,7 @@ def test_a_form_cards_typed_values_survive_a_reload_until_it_is_answered(chat: A
     page.reload()
     page.wait_for_selector(f"{FORM} form")
     s.wait_status("WAITING_USER_INPUT")
-    assert page.input_value(f'{FORM} [name="customer_id"]') == "恒达自动化"  # the prefill, untouched
+    assert page.input_value(f'{FORM} [name="customer_id"]') == " ".join(facts.SALES01_CUSTOMER[:2])  # the prefill
     assert page.input_value(f'{FORM} [name="details.0.material_id"]') == "M0003"
     assert page.input_value(f'{FORM} [name="details.0.qty"]') == "7"
     assert page.input_value(f'{FORM} [name="remark"]') == "请尽快报价，含运费"

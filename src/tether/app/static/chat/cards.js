@@ -4,9 +4,8 @@
 // OP_RESULT (processing / pending / done / failed + retry), LINK, and the compiled workflow panel.
 
 import { h, clear, uid, safeUrl, announce, icon } from "./dom.js";
-import { lang, t } from "./i18n.js";
-
-const formatNumber = (n) => (typeof n === "number" ? n.toLocaleString(lang() === "en" ? "en" : "zh-CN", { maximumFractionDigits: 6 }) : null);
+import { t } from "./i18n.js";
+import { formatNumber, refBox } from "./refbox.js";
 
 // A field problem in the UI's language when its code is known (the server's message otherwise).
 // ``field``: the field's declaration (its bounds fill in the text); ``detail``: the lines' (minLines, maxLines).
@@ -146,7 +145,6 @@ function control(field, value, name) {
       inputmode: type === "integer" ? "numeric" : type === "number" ? "decimal" : null,
       maxlength: field.maxLength || null,
       autocomplete: "off",
-      placeholder: type === "ref" ? t("refPlaceholder") : null,
     });
   }
   if (value !== undefined && value !== null) {
@@ -168,17 +166,46 @@ function readValue(field, input) {
   return raw;
 }
 
-function fieldBlock(field, value, name) {
+// A ``ref`` field's value in a draft or a prefill: text, or {text, chosen} once a record was chosen.
+const isChoice = (v) => v && typeof v === "object" && !Array.isArray(v) && v.chosen && typeof v.chosen === "object";
+
+// ``refs``: for a ``ref`` field, {search(column, text, limit), chosen, onChoose} (the search box's wiring).
+function fieldBlock(field, value, name, refs = null) {
   const id = uid("f");
   const errId = `${id}-err`;
-  const input = control(field, value, name);
+  let box = null;
+  let input;
+  if (field.type === "ref" && refs) {
+    box = refBox({
+      name,
+      search: (text, limit) => refs.search(field.column, text, limit),
+      chosen: isChoice(value) ? value.chosen : refs.chosen || null,
+      text: isChoice(value) ? value.text : value ?? "",
+      onChoose: (c) => refs.onChoose?.(c),
+    });
+    input = box.input;
+  } else input = control(field, value, name);
   input.id = id;
-  input.setAttribute("aria-describedby", errId);
+  if (box) box.note.id = `${id}-note`;
+  input.setAttribute("aria-describedby", box ? `${errId} ${box.note.id}` : errId);
   const label = h("label", { for: id }, field.label || field.column);
   if (field.required) label.append(h("span", { class: "req", "aria-hidden": "true" }, " *"), h("span", { class: "sr-only" }, ` (${t("required")})`));
   const err = h("p", { class: "field-error", id: errId });
-  const wrap = h("div", { class: `field type-${field.type || "text"}`, dataset: { field: name } }, label, input, err);
-  return { wrap, input, err, field };
+  const wrap = h("div", { class: `field type-${field.type || "text"}`, dataset: { field: name } },
+    label, box ? box.wrap : input, box ? box.note : null, err);
+  return { wrap, input, err, field, box };
+}
+
+// What a person sends and what a draft keeps, for any control (a search box has its own).
+const valueOf = (c) => (c.box ? c.box.value() : readValue(c.field, c.input));
+
+// The ERP's default as the card shows it: "today" for a date is the person's today.
+function defaultOf(field) {
+  if (field.type === "date" && field.default === "today") {
+    const d = new Date();
+    return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+  }
+  return field.default;
 }
 
 // What a person typed into a form card not answered yet, kept in this tab (sessionStorage) per
@@ -194,12 +221,33 @@ function readDraft(key) {
   }
 }
 
-const rawValue = (input) => (input.type === "checkbox" ? input.checked : input.value);
+const rawValue = (c) => (c.box ? c.box.draft() : c.input.type === "checkbox" ? c.input.checked : c.input.value);
+
+// A line's figures as they are typed (display only: the ERP computes the stored amount): the
+// chosen material's list price as the 单价 placeholder, and qty × (the price typed, or that list price).
+function lineFigures(line, amount) {
+  const price = line.get("unit_price");
+  const listPrice = [...line.values()].map((c) => c.box && c.box.chosen && c.box.chosen.price).find((p) => typeof p === "number");
+  if (price) price.input.placeholder = typeof listPrice === "number" ? formatNumber(listPrice, 2) : "";
+  if (!amount) return;
+  const qty = line.get("qty") ? readValue(line.get("qty").field, line.get("qty").input) : undefined;
+  const typed = price ? readValue(price.field, price.input) : undefined;
+  const unit = typeof typed === "number" ? typed : listPrice;
+  const value = typeof qty === "number" && typeof unit === "number" ? Math.round(qty * unit * 100) / 100 : null;
+  amount.textContent = value === null ? "—" : formatNumber(value, 2);
+  amount.dataset.amount = value === null ? "" : String(value);
+}
 
 export function formCard(data, ctx) {
   const payload = data.payload || {};
   const { el } = cardShell("form-card", payload.formName || t("form"), data.interactionId);
   const prefill = payload.prefill || {};
+  const choices = payload.choices || {}; // the records the prefilled references name (server-resolved)
+  const search = async (column, text, limit) => {
+    const q = new URLSearchParams({ q: text, limit: String(limit) });
+    const found = await ctx.get(`/api/erp/forms/${encodeURIComponent(payload.formId)}/refs/${encodeURIComponent(column)}?${q}`);
+    return Array.isArray(found && found.results) ? found.results : [];
+  };
   const draftKey = `${DRAFT_PREFIX}${ctx.sessionId}.${data.interactionId}`;
   const draft = readDraft(draftKey);
   const typed = (draft && draft.fields && typeof draft.fields === "object") ? draft.fields : {};
@@ -210,8 +258,8 @@ export function formCard(data, ctx) {
   for (const field of payload.fields || []) {
     if (!field.column) continue;
     const kept = !field.readOnly && Object.hasOwn(typed, field.column);
-    const value = kept ? typed[field.column] : prefill[field.column] ?? field.default;
-    const block = fieldBlock(field, value, field.column);
+    const value = kept ? typed[field.column] : prefill[field.column] ?? defaultOf(field);
+    const block = fieldBlock(field, value, field.column, { search, chosen: kept ? null : choices[field.column] });
     controls.set(field.column, block);
     grid.append(block.wrap);
   }
@@ -221,17 +269,23 @@ export function formCard(data, ctx) {
   const lines = [];
   let linesBody = null;
   const linesError = h("p", { class: "field-error lines-error", id: uid("lines-err") });
-  const addLine = (values = {}) => {
+  const addLine = (values = {}, chosen = {}) => {
     const n = lines.length;
     const tr = h("tr", { dataset: { line: String(n) } }, h("th", { scope: "row" }, String(n + 1)));
     const line = new Map();
+    const amount = detail.amount ? h("output", { class: "line-amount", "aria-label": `${detail.amount.label} (${t("lineNo")} ${n + 1})` }) : null;
+    const refresh = () => lineFigures(line, amount);
     for (const field of detailFields) {
-      const block = fieldBlock(field, values[field.column] ?? field.default, `details.${n}.${field.column}`);
+      const name = `details.${n}.${field.column}`;
+      const block = fieldBlock(field, values[field.column] ?? defaultOf(field), name, { search, chosen: chosen[field.column], onChoose: refresh });
       block.wrap.querySelector("label").classList.add("sr-only");
       block.wrap.querySelector("label").append(` (${t("lineNo")} ${n + 1})`);
       line.set(field.column, block);
       tr.append(h("td", {}, block.wrap));
     }
+    if (amount) tr.append(h("td", { class: "amount-cell" }, amount));
+    tr.addEventListener("input", refresh);
+    refresh();
     const remove = h("button", { type: "button", class: "ghost small", "aria-label": `${t("removeLine")} ${n + 1}` }, "×");
     remove.addEventListener("click", () => {
       tr.remove();
@@ -248,7 +302,8 @@ export function formCard(data, ctx) {
       const th = h("th", { scope: "col" }, f.label || f.column);
       if (f.required) th.append(h("span", { class: "req", "aria-hidden": "true" }, " *"));
       return th;
-    }), h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("removeLine"))));
+    }), detail.amount ? h("th", { scope: "col", class: "amount-cell" }, detail.amount.label) : null,
+    h("th", { scope: "col" }, h("span", { class: "sr-only" }, t("removeLine"))));
     const add = h("button", { type: "button", class: "ghost small", "aria-describedby": linesError.id }, `+ ${t("addLine")}`);
     add.addEventListener("click", () => {
       addLine();
@@ -258,7 +313,8 @@ export function formCard(data, ctx) {
       h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), linesBody)), add, linesError));
     const keptLines = draft && Array.isArray(draft.lines) ? draft.lines.filter((l) => l && typeof l === "object") : null;
     const initial = keptLines || (Array.isArray(prefill.details) && prefill.details.length ? prefill.details : [{}]);
-    initial.forEach((values) => addLine(values));
+    const chosenOf = (n) => Object.fromEntries(detailFields.map((f) => [f.column, keptLines ? null : choices[`details.${n}.${f.column}`]]));
+    initial.forEach((values, n) => addLine(values, chosenOf(n)));
   }
   const general = h("p", { class: "field-error", role: "alert" });
   const submitButton = h("button", { type: "submit", class: "primary" }, t("submit"));
@@ -270,6 +326,7 @@ export function formCard(data, ctx) {
   const setDisabled = (value) => {
     submitButton.disabled = value;
     for (const c of all()) c.input.disabled = value || (c.field.readOnly && c.input.tagName !== "INPUT") || (c.field.readOnly && c.input.type === "checkbox");
+    for (const o of form.querySelectorAll("output.line-amount")) o.classList.toggle("done", value);
     for (const b of form.querySelectorAll("button")) b.disabled = value;
   };
   const clearProblems = () => {
@@ -286,7 +343,7 @@ export function formCard(data, ctx) {
     const values = {};
     for (const [column, c] of controls) {
       if (c.field.readOnly) continue;
-      const v = readValue(c.field, c.input);
+      const v = valueOf(c);
       if (v !== undefined) values[column] = v;
     }
     if (detailFields) {
@@ -294,7 +351,7 @@ export function formCard(data, ctx) {
         const out = {};
         for (const [column, c] of line) {
           if (c.field.readOnly) continue;
-          const v = readValue(c.field, c.input);
+          const v = valueOf(c);
           if (v !== undefined) out[column] = v;
         }
         return out;
@@ -333,8 +390,8 @@ export function formCard(data, ctx) {
   const keep = () => {
     if (!open) return;
     const fields = {};
-    for (const [column, c] of controls) if (!c.field.readOnly) fields[column] = rawValue(c.input);
-    const kept = lines.filter(Boolean).map((line) => Object.fromEntries([...line].map(([column, c]) => [column, rawValue(c.input)])));
+    for (const [column, c] of controls) if (!c.field.readOnly) fields[column] = rawValue(c);
+    const kept = lines.filter(Boolean).map((line) => Object.fromEntries([...line].map(([column, c]) => [column, rawValue(c)])));
     try {
       sessionStorage.setItem(draftKey, JSON.stringify({ fields, lines: detailFields ? kept : null }));
     } catch {
