@@ -89,8 +89,9 @@ export function refBox({ name, search, chosen = null, text = "", onChoose = () =
       input.dispatchEvent(new Event("change", { bubbles: true })); // the card keeps its draft
     }
   };
-  const show = (found) => {
+  const show = (found, text) => {
     options = found;
+    list.dataset.q = text; // what these matches are for
     clear(list);
     if (!found.length) {
       list.append(h("li", { class: "ref-empty", role: "option", "aria-disabled": "true" }, t("refNone")));
@@ -111,8 +112,9 @@ export function refBox({ name, search, chosen = null, text = "", onChoose = () =
   const run = async () => {
     const n = ++asked;
     try {
-      const found = await search(input.value.trim(), LIMIT);
-      if (n === asked && document.activeElement === input) show(found);
+      const text = input.value.trim();
+      const found = await search(text, LIMIT);
+      if (n === asked && document.activeElement === input) show(found, text);
     } catch {
       if (n !== asked) return;
       close();
