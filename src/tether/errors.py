@@ -11,6 +11,8 @@ Exceptions never log themselves.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TetherError(Exception):
     """Base of every error tether raises on purpose."""
@@ -68,11 +70,18 @@ class ModelError(RunError):
 
 
 class ToolError(TetherError):
-    """A tool failed; ``retryable`` tells the model whether trying again may help."""
+    """A tool failed; ``retryable`` tells the model whether trying again may help. ``code`` (kept
+    as ``error_code``: subclasses have codes of their own) and ``params`` name the failure for a
+    person — a pack's message table (``Pack.messages``) renders them in the person's language;
+    ``message`` stays the model's plain explanation."""
 
-    def __init__(self, message: str, retryable: bool = False) -> None:
+    def __init__(
+        self, message: str, retryable: bool = False, *, code: str | None = None, params: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.error_code = code
+        self.params = params or {}
 
 
 class ConfigError(TetherError):

@@ -149,6 +149,8 @@ class Pack:
     audience: tuple[str, ...] = ()  # identity providers whose sessions get the prompt sections (empty: all)
     migrations: PackMigrations | None = None
     op_executors: list[OpExecutor] = field(default_factory=list)  # carry confirmed ops out, by name
+    # a ToolError code -> {language: template over its params}: the failure as a person reads it
+    messages: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @functools.cache

@@ -155,7 +155,8 @@ def build_bus(settings: Settings, replica_id: str) -> InProcessBus:
 
 def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
     if settings.model == "planner":
-        return PlannerModel([e for p in packs for e in p.extractors], stream=settings.planner_stream)
+        messages = {code: text for p in packs for code, text in p.messages.items()}
+        return PlannerModel([e for p in packs for e in p.extractors], stream=settings.planner_stream, messages=messages)
     if settings.model == "openai":
         from tether.models.openai_compat import build_openai_model
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from tests.browser.conftest import BROWSER, Session
-from tests.browser.test_chat_erp import CARD, FORM, erp_record, erp_token, quotation_form
+from tests.browser.test_chat_erp import CARD, FORM, erp_record, erp_token, login, quotation_form
 from tests.servers import ServerProcess
 from tether.erp_demo import facts
 
@@ -188,4 +188,29 @@ def test_a_chosen_record_survives_a_reload_and_the_card_reads_in_english(chat: A
     assert "Chosen:" in page.inner_text(f'{FORM} [data-field="customer_id"] .ref-note')
     assert page.inner_text(f"{FORM} tr[data-line='0'] .line-amount") == "138"
     s.shot("english")
+    page.click("#lang-switch")
+
+
+def test_a_failed_tool_reads_in_the_persons_language_in_the_answer_and_the_timeline(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    bill_no = "QT209901-9999"
+    s.ask(f"把报价单{bill_no}的备注改成请按新价格重新报价")
+    s.wait_status("SUCCEEDED")
+    said = f"没有找到您可以查看的报价单 {bill_no}。请核对单号。"
+    assert page.inner_text(".answer").strip() == f"未能完成：{said}"
+    page.click(".timeline > summary")
+    page.click(".tool-row[data-tool='propose_write'] > details > summary")
+    error = ".tool-row[data-tool='propose_write'] pre.error"
+    assert page.inner_text(error) == said  # not the tool's English sentence
+    s.shot("error-zh")
+    page.click("#lang-switch")  # the same event, read in English
+    page.wait_for_selector(".timeline > summary")
+    page.click(".timeline > summary")
+    page.click(".tool-row[data-tool='propose_write'] > details > summary")
+    assert page.inner_text(error) == f"There is no 报价单 {bill_no} that you can see. Check the number."
+    s.shot("error-en")
     page.click("#lang-switch")

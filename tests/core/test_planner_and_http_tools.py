@@ -101,6 +101,27 @@ def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
     assert asked_in_chinese.content == "未能完成：a 出错：no such thing"  # answered in the language asked
 
 
+def test_a_coded_tool_error_is_answered_from_its_packs_message_in_the_language_asked() -> None:
+    messages = {"x.no_bill": {"zh": "没有找到{form} {bill_no}。", "en": "There is no {form} {bill_no}."}}
+    planner = PlannerModel([extractor], messages=messages)
+    call = {"role": "assistant", "tool_calls": [{"id": "c"}]}
+
+    def answer(question: str, data: dict[str, Any]) -> str:
+        history = [{"role": "user", "content": question}, call, tool_msg({"tool": "a", "kind": "error", "data": data})]
+        return str(asyncio.run(planner.chat(ModelRequest(history, [], [SKILL], {}))).content)
+
+    coded = {
+        "error": "no 报价单 QT1 that you can see",
+        "code": "x.no_bill",
+        "params": {"form": "报价单", "bill_no": "QT1"},
+    }
+    assert answer("查一下 a b", coded) == "未能完成：没有找到报价单 QT1。"  # no English sentence, no tool name
+    assert answer("look up a b", coded) == "I could not finish: There is no 报价单 QT1."
+    # a code no pack knows, or params its template does not fill: the tool's own explanation
+    assert answer("查一下 a b", {**coded, "code": "x.other"}) == "未能完成：a 出错：no 报价单 QT1 that you can see"
+    assert answer("查一下 a b", {**coded, "params": {"form": "报价单"}}).endswith("no 报价单 QT1 that you can see")
+
+
 def test_render_keeps_types_alone_and_interpolates_in_text() -> None:
     scope = {"a": {"n": 5, "s": "x"}}
     assert render("${a.n}", scope) == 5

@@ -68,7 +68,10 @@ def summarise(data: Any) -> str:
 def _normalise(result: Any, max_rows: int) -> tuple[str, Any, Any, Interaction | None]:
     """-> (kind, data, job_ticket, interaction)"""
     if isinstance(result, ErrorResult):
-        return "error", {"error": result.message, "retryable": result.retryable}, None, None
+        data: dict[str, Any] = {"error": result.message, "retryable": result.retryable}
+        if result.code:
+            data |= {"code": result.code, "params": result.params}
+        return "error", data, None, None
     if isinstance(result, AsyncJobStarted):
         return (
             "async_job",
@@ -155,7 +158,13 @@ class ToolPipeline:
                 await before_execute()
             result = await self._execute(t, args, ctx)
         except (ToolError, InvalidInput) as exc:
-            result = ErrorResult(exc.message, getattr(exc, "retryable", False))
+            coded = exc if isinstance(exc, ToolError) else None
+            result = ErrorResult(
+                exc.message,
+                getattr(exc, "retryable", False),
+                coded.error_code if coded else None,
+                dict(coded.params) if coded else {},
+            )
         kind, data, ticket, interaction = _normalise(result, self.max_rows)
         step.finished_at = time.time()
         step.result = data
@@ -169,7 +178,13 @@ class ToolPipeline:
         if kind == "error":
             emit(
                 EventType.TOOL_EXECUTION_FAILED,
-                {"toolCallId": call.id, "toolId": call.name, "error": data["error"], "durationMs": ms},
+                {
+                    "toolCallId": call.id,
+                    "toolId": call.name,
+                    "error": data["error"],
+                    "durationMs": ms,
+                    **{k: data[k] for k in ("code", "params") if k in data},
+                },
             )
         elif kind not in ("async_job", "interaction"):
             emit(

@@ -100,6 +100,8 @@ class Interaction:
 class ErrorResult:
     message: str
     retryable: bool = False
+    code: str | None = None  # what failed, for a person's message in their language (``ToolError.code``)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 ToolFn = Callable[..., Awaitable[Any]]

@@ -197,9 +197,15 @@ def _expand(plan: list[dict[str, Any]], scope: dict[str, Any]) -> list[dict[str,
 class PlannerModel:
     name = "planner"
 
-    def __init__(self, extractors: list[Extractor] | None = None, stream: bool = False) -> None:
+    def __init__(
+        self,
+        extractors: list[Extractor] | None = None,
+        stream: bool = False,
+        messages: dict[str, dict[str, str]] | None = None,
+    ) -> None:
         self.extractors = list(extractors or [])
         self.stream = stream  # answers arrive as TOKEN deltas too, paced like a streaming model
+        self.messages = dict(messages or {})  # a tool error's code -> {language: template} (packs')
 
     async def chat(self, request: ModelRequest) -> ModelReply:
         reply = await self._reply(request)
@@ -221,10 +227,7 @@ class PlannerModel:
         failed = next((r for r in results if r.get("kind") == "error"), None)
         zh = _CJK.search(query) is not None  # answer in the language asked
         if failed is not None:
-            error = (failed.get("data") or {}).get("error", "unknown error")
-            if zh:
-                return self._answer(f"未能完成：{failed.get('tool')} 出错：{error}")
-            return self._answer(f"I could not finish: the tool {failed.get('tool')} failed: {error}")
+            return self._answer(self._failure(failed, "zh" if zh else "en"))
         skills = sorted(request.skills, key=lambda k: k.plan_order)
         plan = [step for skill in skills for step in skill.plan]
         if not plan:
@@ -281,6 +284,25 @@ class PlannerModel:
                 f"I could not tell {exc.args[0].split('.')[-1]!r} from your request; please say it explicitly."
             )
         return self._tool_call(step["tool"], args)
+
+    def _failure(self, failed: dict[str, Any], language: str) -> str:
+        """A failed tool's error in the language asked: its code's template where a pack has one
+        (the tool's English explanation for the model otherwise)."""
+        raw = failed.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        template = self.messages.get(str(data.get("code")), {}).get(language)
+        given = data.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
+        if template is not None:
+            try:
+                said = template.format_map({k: str(v) for k, v in params.items()})
+                return f"未能完成：{said}" if language == "zh" else f"I could not finish: {said}"
+            except (KeyError, ValueError, IndexError):  # a template the error's params do not fill
+                pass
+        error = data.get("error", "unknown error")
+        if language == "zh":
+            return f"未能完成：{failed.get('tool')} 出错：{error}"
+        return f"I could not finish: the tool {failed.get('tool')} failed: {error}"
 
     def _tool_call(self, tool_id: str, args: Any) -> ModelReply:
         call = ToolCall(f"call_{uuid.uuid4().hex[:12]}", tool_id, json.dumps(args, ensure_ascii=False))

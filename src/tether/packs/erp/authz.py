@@ -13,13 +13,19 @@ from __future__ import annotations
 import re
 
 from tether.pack import ToolContext, ToolError
+from tether.packs.erp import messages
 
 FORM_ID = re.compile(r"^[0-9]{1,9}$")
 RECORD_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
 def no_access(form_id: object) -> ToolError:
-    return ToolError(f"no such form or no access: {str(form_id)[:40]!r}; use find_forms to see the forms you can use")
+    shown = str(form_id)[:40]
+    return ToolError(
+        f"no such form or no access: {shown!r}; use find_forms to see the forms you can use",
+        code=messages.NO_ACCESS,
+        params={"form": shown},
+    )
 
 
 def granted_form(ctx: ToolContext, form_id: object) -> str:

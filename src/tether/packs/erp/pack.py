@@ -28,6 +28,7 @@ from tether.packs.erp.executor import ErpOpExecutor
 from tether.packs.erp.forms import build_collect_form
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
+from tether.packs.erp.messages import MESSAGES
 from tether.packs.erp.planner_rules import extract
 from tether.packs.erp.prompt import RULES, domain_map
 from tether.packs.erp.proposals import build_propose_write
@@ -92,4 +93,5 @@ def pack(env: PackEnv) -> Pack:
         prompt_sections=[lambda: RULES, lambda grants: domain_map(domains[0], grants)],
         audience=(provider.name,),
         op_executors=[ErpOpExecutor(erp.client)],
+        messages=MESSAGES,
     )

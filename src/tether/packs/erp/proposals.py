@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.pack import Interaction, InvalidInput, Op, Tool, ToolContext, ToolError, draft_op, propose_op, tool
-from tether.packs.erp import authz, refs
+from tether.packs.erp import authz, messages, refs
 from tether.packs.erp.diff import created_lines, field_changes, merge_lines
 from tether.packs.erp.executor import NAME as EXECUTOR
 from tether.packs.erp.identity import brand_of
 from tether.packs.erp.schema import check_form_values, describe, detail_fields
-from tether.packs.erp.tools import BILL_NO, Erp, login_guard, token
+from tether.packs.erp.tools import BILL_NO, Erp, login_guard, no_bill, token
 
 OPS = ("create", "update", "delete", "examine", "generate")
 AUTO_CREATE_FORMS = frozenset({"2001"})  # quotations: the ERP carries them out at once (seed §10)
@@ -88,7 +88,7 @@ async def _target(erp: Erp, ctx: ToolContext, config: dict[str, Any], record_id:
         found = await erp.client.read(token(ctx), form, {"bill_no": wanted}, 1, 5)
         exact = [r for r in found["rows"] if str(r.get("bill_no", "")).upper() == wanted.upper()]
         if not exact:
-            raise ToolError(f"no {config.get('name')} with bill number {wanted} that you can see")
+            raise no_bill(config, wanted)
         wanted = str(exact[0]["id"])
     return await erp.client.record(token(ctx), form, wanted)
 
@@ -116,7 +116,11 @@ def _plan_update(config: dict[str, Any], record: dict[str, Any], values: dict[st
             raise ToolError("; ".join(problems))
         plan.payload["details"] = merged
     if not plan.fields and not plan.lines:
-        raise ToolError(f"nothing would change: {plan.label} already has these values")
+        raise ToolError(
+            f"nothing would change: {plan.label} already has these values",
+            code=messages.NO_CHANGE,
+            params={"record": plan.label},
+        )
     return plan
 
 
@@ -193,7 +197,12 @@ async def _values(
         again = {k: v for k, v in call.items() if v is not None}
         return question(resolved.ambiguous, {**again, "payload": resolved.values})
     if resolved.problems:
-        raise ToolError(f"cannot resolve: {describe(resolved.problems)}")
+        first = resolved.problems[0]
+        raise ToolError(
+            f"cannot resolve: {describe(resolved.problems)}",
+            code=messages.NOT_FOUND,
+            params={"label": first.get("label", first["field"]), "value": first.get("value", "")},
+        )
     return resolved
 
 
@@ -212,9 +221,17 @@ def _check_op(config: dict[str, Any], op: str) -> None:
     if op not in OPS:
         raise ToolError(f"op must be one of {', '.join(OPS)}")
     if op in ("create", "update", "delete", "generate") and not config.get("writable"):
-        raise ToolError(f"{config.get('name')} ({config['formId']}) is read-only")
+        raise ToolError(
+            f"{config.get('name')} ({config['formId']}) is read-only",
+            code=messages.READ_ONLY,
+            params={"form": config.get("name") or config["formId"]},
+        )
     if op == "examine" and not config.get("examinable"):
-        raise ToolError(f"{config.get('name')} ({config['formId']}) has no examine")
+        raise ToolError(
+            f"{config.get('name')} ({config['formId']}) has no examine",
+            code=messages.NO_EXAMINE,
+            params={"form": config.get("name") or config["formId"]},
+        )
 
 
 async def _stage(erp: Erp, ctx: ToolContext, draft: Op) -> None:

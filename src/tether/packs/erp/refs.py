@@ -89,7 +89,8 @@ async def resolve(client: ErpClient, token: str, config: dict[str, Any], values:
         value = str(target[column]).strip()
         found = await lookup(client, token, str(f["ref"]), value)
         if not found:
-            out.problems.append({"field": name, "message": f"{f['label']}: nothing you can see matches {value!r}"})
+            message = f"{f['label']}: nothing you can see matches {value!r}"
+            out.problems.append({"field": name, "message": message, "label": str(f["label"]), "value": value})
         elif len(found) > 1:
             candidates = [{"value": _key(r), "label": _display(r)} for r in found[:MAX_CANDIDATES]]
             out.ambiguous = out.ambiguous or Ambiguous(name, str(f["label"]), value, candidates)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether.pack import Interaction, Tool, ToolContext, ToolError, tool
-from tether.packs.erp import authz
+from tether.packs.erp import authz, messages
 from tether.packs.erp.catalog import FormEntry, search
 from tether.packs.erp.client import ErpClient, LoginExpired
 from tether.packs.erp.identity import ErpIdentityProvider
@@ -66,6 +66,15 @@ def login_guard(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[An
             return Interaction("login", {"message": LOGIN_MESSAGE})
 
     return guarded
+
+
+def no_bill(config: dict[str, Any], bill_no: str) -> ToolError:
+    form = str(config.get("name") or config.get("formId") or "record")
+    return ToolError(
+        f"no {form} with bill number {bill_no} that you can see",
+        code=messages.NO_BILL,
+        params={"form": form, "bill_no": bill_no},
+    )
 
 
 def whitelist(config: dict[str, Any], filters: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +236,7 @@ def build_tools(erp: Erp) -> list[Tool]:
             found = await erp.client.read(token(ctx), form, {"bill_no": wanted}, 1, 5)
             exact = [r for r in found["rows"] if str(r.get("bill_no", "")).upper() == wanted.upper()]
             if not exact:
-                raise ToolError(f"no {config.get('name') or 'record'} with bill number {wanted} that you can see")
+                raise no_bill(config, wanted)
             wanted = str(exact[0]["id"])
         answer = await erp.client.record(token(ctx), form, wanted)
         master = {k: _short(v) for k, v in (answer.get("master") or {}).items()}

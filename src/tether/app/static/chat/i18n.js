@@ -36,7 +36,13 @@ const STRINGS = {
     problem_date: "日期格式应为 YYYY-MM-DD", problem_read_only: "只读字段，不能修改", problem_unknown: "不是此表单的字段",
     problem_type_integer: "请输入整数", problem_type_number: "请输入数字",
     problem_min: "不能小于 {min}", problem_positive: "必须大于 0", problem_max: "必须小于 {max}",
-    problem_max_lines: "明细最多 {n} 行", problem_min_lines: "请至少添加 {n} 行明细",
+    problem_max_lines: "明细最多 {n} 行", problem_min_lines: "请至少添加 {n} 行明细", problem_ref: "没有您可以查看的匹配记录",
+    // the ERP tools' failures (their codes; the pack's messages.py says the same for the planner)
+    "err_erp.no_access": "没有表单 {form}，或您无权使用它。",
+    "err_erp.no_bill": "没有找到您可以查看的{form} {bill_no}。请核对单号。",
+    "err_erp.read_only": "{form}是只读的，不能通过助手写入。", "err_erp.no_examine": "{form}没有审核操作。",
+    "err_erp.no_change": "{record} 已经是这些值，没有需要修改的内容。",
+    "err_erp.not_found": "{label}“{value}”没有您可以查看的匹配记录。",
     proposal: "写入提案", proposalOp: "{form} · {op}", field: "字段", before: "修改前", after: "修改后",
     confirm: "确认", reject: "取消", expires: "有效期至 {time}", autoExec: "确认后自动执行",
     change_add: "新增", change_update: "修改", change_delete: "删除", op_create: "新建", op_update: "修改",
@@ -101,6 +107,12 @@ const STRINGS = {
     problem_type_integer: "Enter a whole number", problem_type_number: "Enter a number",
     problem_min: "Must be at least {min}", problem_positive: "Must be greater than 0", problem_max: "Must be below {max}",
     problem_max_lines: "At most {n} lines", problem_min_lines: "Add at least {n} line(s)",
+    problem_ref: "Nothing you can see matches this",
+    "err_erp.no_access": "There is no form {form}, or you may not use it.",
+    "err_erp.no_bill": "There is no {form} {bill_no} that you can see. Check the number.",
+    "err_erp.read_only": "{form} is read-only: it cannot be written here.", "err_erp.no_examine": "{form} has no examine step.",
+    "err_erp.no_change": "{record} already has these values.",
+    "err_erp.not_found": "{label}: nothing you can see matches “{value}”.",
     proposal: "Write proposal", proposalOp: "{form} · {op}", field: "Field", before: "Before", after: "After",
     confirm: "Confirm", reject: "Cancel", expires: "Valid until {time}", autoExec: "Runs on confirmation",
     change_add: "add", change_update: "update", change_delete: "delete", op_create: "create", op_update: "update",
@@ -142,6 +154,16 @@ export function setLang(value) {
 export function t(key, vars = {}) {
   const text = STRINGS[current][key] ?? STRINGS.zh[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (_, name) => (name in vars ? String(vars[name]) : `{${name}}`));
+}
+
+// A tool's failure in the page's language: its code's text (err_<code>, filled from its params)
+// where the table has it, the tool's own explanation otherwise.
+export function toolError(data) {
+  const key = `err_${data.code}`;
+  if (!data.code || !(key in STRINGS[current])) return data.error;
+  const params = data.params && typeof data.params === "object" ? data.params : {};
+  const text = t(key, params);
+  return /\{\w+\}/.test(text) ? data.error : text;
 }
 
 // Static labels in the page: data-i18n (text), data-i18n-placeholder, data-i18n-aria (aria-label).

@@ -4,7 +4,7 @@
 // applied in id order and each id once, so a reload or a reconnect shows everything once.
 
 import { h, clear, announce } from "./dom.js";
-import { t } from "./i18n.js";
+import { t, toolError } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 import { questionCard, formCard, proposalCard, opCard, linkCard, workflowPanel } from "./cards.js";
 
@@ -311,7 +311,7 @@ const HANDLERS = {
     const row = this.row(data, event);
     this.setRow(row, data.cancelled ? "cancelled" : "failed", data.cancelled ? t("toolCancelled") : t("toolFailed"));
     duration(row, data, event);
-    if (data.error) this.detail(row, t("error"), data.error, "error");
+    if (data.error) this.detail(row, t("error"), toolError(data), "error");
   },
   QUESTION(data, event, live) {
     this.interaction(data, event, questionCard, live);

@@ -1,0 +1,42 @@
+"""A failed ERP tool reaches the person in their language: its error carries a code and the
+parameters, the offline planner answers a Chinese question from the pack's message table, and the
+chat page holds the same codes in its own i18n table."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.packs.erp.conftest import ErpServer, answer_of, runtime_events
+from tether.packs.erp.messages import MESSAGES
+
+I18N = Path(__file__).resolve().parents[3] / "src" / "tether" / "app" / "static" / "chat" / "i18n.js"
+
+
+def page_table() -> dict[str, dict[str, str]]:
+    """The page's err_<code> texts per language, read from i18n.js (its zh block comes first)."""
+    text = I18N.read_text(encoding="utf-8")
+    zh, en = text.split("\n  en: {", 1)
+    found: dict[str, dict[str, str]] = {}
+    for language, block in (("zh", zh), ("en", en)):
+        for code, said in re.findall(r'"err_([\w.]+)": "([^"]*)"', block):
+            found.setdefault(code, {})[language] = said
+    return found
+
+
+def test_the_page_says_each_code_as_the_planner_does() -> None:
+    assert page_table() == MESSAGES
+
+
+def test_a_chinese_question_about_a_bill_nobody_can_see_is_answered_in_chinese(erp_server: ErpServer) -> None:
+    bill_no = "QT209901-9999"
+    with erp_server.login("sales01") as c:
+        s = erp_server.ask(c, f"把报价单{bill_no}的备注改成请按新价格重新报价")
+        answer = answer_of(s)
+        assert answer == f"未能完成：没有找到您可以查看的报价单 {bill_no}。请核对单号。", answer
+        assert not re.search(r"[A-Za-z]{3,}", answer.replace(bill_no, ""))  # not one English word
+        failed = [e for e in runtime_events(c, s["sessionId"]) if e["type"] == "TOOL_EXECUTION_FAILED"]
+        assert [(e["data"]["code"], e["data"]["params"]) for e in failed] == [
+            ("erp.no_bill", {"form": "报价单", "bill_no": bill_no})
+        ]
+        assert "that you can see" in failed[0]["data"]["error"]  # the model's explanation stays
