@@ -285,20 +285,36 @@ class PlannerModel:
             )
         return self._tool_call(step["tool"], args)
 
+    def _say(self, code: Any, params: Any, language: str) -> str | None:
+        """A code's template filled from ``params`` in ``language``; a parameter may itself be a
+        coded message ({code, params}) or a list of them (a form's problems), said the same way.
+        None when a code or a parameter has no text in that language."""
+        template = self.messages.get(str(code), {}).get(language)
+        if template is None or not isinstance(params, dict):
+            return None
+        filled: dict[str, str] = {}
+        for key, value in params.items():
+            items = value if isinstance(value, list) else [value]
+            if all(isinstance(v, dict) and "code" in v for v in items) and items:
+                said = [self._say(v["code"], v.get("params") or {}, language) for v in items]
+                if any(s is None for s in said):
+                    return None
+                filled[key] = ("；" if language == "zh" else "; ").join(s for s in said if s is not None)
+            else:
+                filled[key] = str(value)
+        try:
+            return template.format_map(filled)
+        except (KeyError, ValueError, IndexError):  # a template the error's params do not fill
+            return None
+
     def _failure(self, failed: dict[str, Any], language: str) -> str:
         """A failed tool's error in the language asked: its code's template where a pack has one
         (the tool's English explanation for the model otherwise)."""
         raw = failed.get("data")
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        template = self.messages.get(str(data.get("code")), {}).get(language)
-        given = data.get("params")
-        params: dict[str, Any] = given if isinstance(given, dict) else {}
-        if template is not None:
-            try:
-                said = template.format_map({k: str(v) for k, v in params.items()})
-                return f"未能完成：{said}" if language == "zh" else f"I could not finish: {said}"
-            except (KeyError, ValueError, IndexError):  # a template the error's params do not fill
-                pass
+        said = self._say(data.get("code"), data.get("params") or {}, language) if data.get("code") else None
+        if said is not None:
+            return f"未能完成：{said}" if language == "zh" else f"I could not finish: {said}"
         error = data.get("error", "unknown error")
         if language == "zh":
             return f"未能完成：{failed.get('tool')} 出错：{error}"

@@ -39,11 +39,12 @@ def test_an_ambiguous_material_is_a_question_with_the_candidates(server: ErpServ
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        ("把报价单{bill}的不存在的字段改成1", "is not a field of this form"),
-        ("把报价单{bill}的单号改成QT209901-0001", "单号 is read-only"),
-        ("把报价单{bill}的交期(天)改成很快", "交期(天) must be a number"),
-        ("把报价单{bill}的状态改成已审核", "状态 is read-only"),
-        ("删除收款单RC202612-0001", "no such form or no access"),
+        # in the language asked: each problem from its code, never the tool's English sentence
+        ("把报价单{bill}的不存在的字段改成1", "填写的内容不符合报价单：不存在的字段不是此表单的字段。"),
+        ("把报价单{bill}的单号改成QT209901-0001", "填写的内容不符合报价单：单号是只读的，由 ERP 填写。"),
+        ("把报价单{bill}的交期(天)改成很快", "填写的内容不符合报价单：交期(天)的值格式不对。"),
+        ("把报价单{bill}的状态改成已审核", "填写的内容不符合报价单：状态是只读的，由 ERP 填写。"),
+        ("删除收款单RC202612-0001", "表单 2005 不存在，或您无权使用它。"),
     ],
 )
 def test_a_payload_that_does_not_fit_the_form_is_refused(server: ErpServer, message: str, expected: str) -> None:
@@ -52,7 +53,7 @@ def test_a_payload_that_does_not_fit_the_form_is_refused(server: ErpServer, mess
     before = erp_rows(server, "ai_op_queue")
     with server.client(token, timeout=60) as c:
         s = server.ask(c, message.format(bill=bill["sBillNo"]))
-        assert s["status"] == "SUCCEEDED" and expected in answer_of(s), answer_of(s)
+        assert s["status"] == "SUCCEEDED" and answer_of(s) == f"未能完成：{expected}", answer_of(s)
     assert erp_rows(server, "ai_op_queue") == before  # nothing staged
 
 
@@ -90,7 +91,10 @@ def test_a_direct_tool_call_cannot_propose(server: ErpServer) -> None:
 def test_another_brand_cannot_be_reached_by_a_reference(server: ErpServer) -> None:
     with server.login("sales01") as c:
         s = server.ask(c, f"给{facts.BRAND_2_CUSTOMER[0]}报价：M0001 1个，单价18")
-        assert s["status"] == "SUCCEEDED" and "nothing you can see matches" in answer_of(s), answer_of(s)
+        code = facts.BRAND_2_CUSTOMER[0]
+        assert s["status"] == "SUCCEEDED" and answer_of(s) == f"未能完成：客户“{code}”没有您可以查看的匹配记录。", (
+            answer_of(s)
+        )
 
 
 def test_a_new_quotation_goes_form_then_proposal_then_confirm_then_bill(server: ErpServer) -> None:
@@ -221,7 +225,8 @@ def test_another_salespersons_bill_cannot_be_proposed_on(server: ErpServer) -> N
     theirs = draft_quotation(server, server.token("sales02"), customer=facts.SALES02_CUSTOMER[0])
     with server.login("sales01") as c:
         s = server.ask(c, f"把报价单{theirs['sBillNo']}的备注改成我的了")
-        assert s["status"] == "SUCCEEDED" and "that you can see" in answer_of(s), answer_of(s)
+        said = f"未能完成：没有找到您可以查看的报价单 {theirs['sBillNo']}。请核对单号。"
+        assert s["status"] == "SUCCEEDED" and answer_of(s) == said, answer_of(s)
         assert all(o["sessionId"] != s["sessionId"] for o in c.get("/api/ops").json()["items"])
 
 

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tether.pack import Identity, Interaction, InvalidInput, Tool, ToolContext, ToolError, tool
-from tether.packs.erp import refs
+from tether.packs.erp import messages, refs
 from tether.packs.erp.client import LoginExpired
 from tether.packs.erp.ref_search import candidate
 from tether.packs.erp.schema import check_form_values, describe, detail_fields, master_fields
@@ -130,7 +130,7 @@ def build_collect_form(erp: Erp) -> Tool:
             raise ToolError(f"{config.get('name')} ({config['formId']}) is read-only")
         known, problems = check_form_values(config, prefill or {}, creating=False)
         if problems:
-            raise ToolError(f"prefill does not fit the form: {describe(problems)}")
+            raise messages.invalid_values(config, problems, f"prefill does not fit the form: {describe(problems)}")
         detail = config.get("detail") or {}
         payload = {
             "formId": config["formId"],

@@ -189,8 +189,10 @@ async def _values(
         return refs.Resolved({})
     values, problems = check_form_values(config, payload, creating=op == "create")
     if problems:
-        raise ToolError(
-            f"the payload does not fit form {config['formId']} ({config.get('name')}): {describe(problems)}"
+        raise messages.invalid_values(
+            config,
+            problems,
+            f"the payload does not fit form {config['formId']} ({config.get('name')}): {describe(problems)}",
         )
     resolved = await refs.resolve(erp.client, token(ctx), config, values)
     if resolved.ambiguous is not None:

@@ -38,11 +38,22 @@ const STRINGS = {
     problem_min: "不能小于 {min}", problem_positive: "必须大于 0", problem_max: "必须小于 {max}",
     problem_max_lines: "明细最多 {n} 行", problem_min_lines: "请至少添加 {n} 行明细", problem_ref: "没有您可以查看的匹配记录",
     // the ERP tools' failures (their codes; the pack's messages.py says the same for the planner)
-    "err_erp.no_access": "没有表单 {form}，或您无权使用它。",
+    "err_erp.no_access": "表单 {form} 不存在，或您无权使用它。",
     "err_erp.no_bill": "没有找到您可以查看的{form} {bill_no}。请核对单号。",
     "err_erp.read_only": "{form}是只读的，不能通过助手写入。", "err_erp.no_examine": "{form}没有审核操作。",
     "err_erp.no_change": "{record} 已经是这些值，没有需要修改的内容。",
     "err_erp.not_found": "{label}“{value}”没有您可以查看的匹配记录。",
+    "err_erp.invalid_values": "填写的内容不符合{form}：{problems}。",
+    "err_erp.problem.required": "{label}为必填项",
+    "err_erp.problem.type": "{label}的值格式不对",
+    "err_erp.problem.option": "{label}不是可选的值",
+    "err_erp.problem.read_only": "{label}是只读的，由 ERP 填写",
+    "err_erp.problem.unknown": "{label}不是此表单的字段",
+    "err_erp.problem.max_length": "{label}超过最大长度",
+    "err_erp.problem.date": "{label}的日期格式应为 YYYY-MM-DD",
+    "err_erp.problem.min": "{label}小于允许的最小值",
+    "err_erp.problem.max": "{label}超过允许的最大值",
+    "err_erp.problem.max_lines": "{label}行数过多",
     proposal: "写入提案", proposalOp: "{form} · {op}", field: "字段", before: "修改前", after: "修改后",
     confirm: "确认", reject: "取消", expires: "有效期至 {time}", autoExec: "确认后自动执行",
     change_add: "新增", change_update: "修改", change_delete: "删除", op_create: "新建", op_update: "修改",
@@ -113,6 +124,17 @@ const STRINGS = {
     "err_erp.read_only": "{form} is read-only: it cannot be written here.", "err_erp.no_examine": "{form} has no examine step.",
     "err_erp.no_change": "{record} already has these values.",
     "err_erp.not_found": "{label}: nothing you can see matches “{value}”.",
+    "err_erp.invalid_values": "The values do not fit {form}: {problems}.",
+    "err_erp.problem.required": "{label} is required",
+    "err_erp.problem.type": "{label} has a value of the wrong kind",
+    "err_erp.problem.option": "{label} is not one of its options",
+    "err_erp.problem.read_only": "{label} is read-only (the ERP sets it)",
+    "err_erp.problem.unknown": "{label} is not a field of this form",
+    "err_erp.problem.max_length": "{label} is too long",
+    "err_erp.problem.date": "{label} must be a date YYYY-MM-DD",
+    "err_erp.problem.min": "{label} is below its minimum",
+    "err_erp.problem.max": "{label} is above its maximum",
+    "err_erp.problem.max_lines": "{label} has too many lines",
     proposal: "Write proposal", proposalOp: "{form} · {op}", field: "Field", before: "Before", after: "After",
     confirm: "Confirm", reject: "Cancel", expires: "Valid until {time}", autoExec: "Runs on confirmation",
     change_add: "add", change_update: "update", change_delete: "delete", op_create: "create", op_update: "update",
@@ -156,14 +178,28 @@ export function t(key, vars = {}) {
   return text.replace(/\{(\w+)\}/g, (_, name) => (name in vars ? String(vars[name]) : `{${name}}`));
 }
 
-// A tool's failure in the page's language: its code's text (err_<code>, filled from its params)
-// where the table has it, the tool's own explanation otherwise.
+// A coded message in the page's language (err_<code>, filled from its params); a parameter may be a
+// coded message itself or a list of them (a form's problems). null when the table lacks a code.
+function say(code, params) {
+  const key = `err_${code}`;
+  if (!code || !(key in STRINGS[current]) || !params || typeof params !== "object") return null;
+  const filled = {};
+  for (const [name, value] of Object.entries(params)) {
+    const items = Array.isArray(value) ? value : [value];
+    if (items.length && items.every((v) => v && typeof v === "object" && "code" in v)) {
+      const said = items.map((v) => say(v.code, v.params || {}));
+      if (said.includes(null)) return null;
+      filled[name] = said.join(current === "zh" ? "；" : "; ");
+    } else filled[name] = value;
+  }
+  const text = t(key, filled);
+  return /\{\w+\}/.test(text) ? null : text;
+}
+
+// A tool's failure in the page's language: its code's text where the table has it, the tool's own
+// explanation otherwise.
 export function toolError(data) {
-  const key = `err_${data.code}`;
-  if (!data.code || !(key in STRINGS[current])) return data.error;
-  const params = data.params && typeof data.params === "object" ? data.params : {};
-  const text = t(key, params);
-  return /\{\w+\}/.test(text) ? data.error : text;
+  return say(data.code, data.params || {}) ?? data.error;
 }
 
 // Static labels in the page: data-i18n (text), data-i18n-placeholder, data-i18n-aria (aria-label).
