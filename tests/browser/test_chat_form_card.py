@@ -214,3 +214,22 @@ def test_a_failed_tool_reads_in_the_persons_language_in_the_answer_and_the_timel
     assert page.inner_text(error) == f"There is no 报价单 {bill_no} that you can see. Check the number."
     s.shot("error-en")
     page.click("#lang-switch")
+
+
+def test_each_problem_of_values_that_do_not_fit_reads_in_the_pages_language(
+    chat: Any, erp_server: ServerProcess
+) -> None:
+    s = chat(erp_server)
+    login(s)
+    page = s.page
+    s.ask(f"把报价单{facts.REVISION_QUOTATION_BILL_NO}的状态改成已审核")
+    s.wait_status("SUCCEEDED")
+    assert page.inner_text(".answer").strip() == "未能完成：填写的内容不符合报价单：状态是只读的，由 ERP 填写。"
+    page.click("#lang-switch")
+    page.wait_for_selector(".timeline > summary")
+    page.click(".timeline > summary")
+    page.click(".tool-row[data-tool='propose_write'] > details > summary")
+    error = page.inner_text(".tool-row[data-tool='propose_write'] pre.error")
+    assert error == "The values do not fit 报价单: 状态 is read-only (the ERP sets it).", error
+    s.shot("problems-en")
+    page.click("#lang-switch")
