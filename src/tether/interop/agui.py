@@ -179,7 +179,9 @@ class Translator:
                 out.append(ToolCallArgsEvent(tool_call_id=call_id, delta=args))
             return [*out, ToolCallEndEvent(tool_call_id=call_id)]
         if t in (EventType.TOOL_EXECUTION_FINISHED, EventType.TOOL_EXECUTION_FAILED):
-            body = {"error": d["error"]} if t == EventType.TOOL_EXECUTION_FAILED else {"summary": d.get("summary")}
+            body: dict[str, Any] = {"summary": d.get("summary")}
+            if t == EventType.TOOL_EXECUTION_FAILED:  # a coded failure keeps its code for the client
+                body = {"error": d["error"], **{k: d[k] for k in ("code", "params") if k in d}}
             return [
                 ToolCallResultEvent(
                     message_id=f"tool-{d['toolCallId']}",
