@@ -4,11 +4,15 @@ chat page holds the same codes in its own i18n table."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from pathlib import Path
 
 from tests.packs.erp.conftest import ErpServer, answer_of, runtime_events
-from tether.packs.erp.messages import MESSAGES
+from tether.core.messages import ModelRequest
+from tether.models.planner import PlannerModel
+from tether.packs.erp.messages import MESSAGES, invalid_values
 
 I18N = Path(__file__).resolve().parents[3] / "src" / "tether" / "app" / "static" / "chat" / "i18n.js"
 
@@ -40,3 +44,38 @@ def test_a_chinese_question_about_a_bill_nobody_can_see_is_answered_in_chinese(e
             ("erp.no_bill", {"form": "报价单", "bill_no": bill_no})
         ]
         assert "that you can see" in failed[0]["data"]["error"]  # the model's explanation stays
+
+
+def test_a_forms_problems_are_coded_each_with_the_label_a_person_knows() -> None:
+    config = {
+        "formId": "2001",
+        "name": "报价单",
+        "master": [{"column": "delivery_days", "label": "交期(天)"}],
+        "detail": {"fields": [{"column": "qty", "label": "数量"}]},
+    }
+    problems = [
+        {"field": "delivery_days", "code": "type", "message": "交期(天) must be a whole number"},
+        {"field": "details.1.qty", "code": "required", "message": "数量 is required"},
+        {"field": "details", "code": "max_lines", "message": "at most 200 lines"},
+    ]
+    error = invalid_values(config, problems, "the payload does not fit")
+    assert error.message == "the payload does not fit" and error.error_code == "erp.invalid_values"
+    assert error.params == {
+        "form": "报价单",
+        "problems": [
+            {"code": "erp.problem.type", "params": {"label": "交期(天)"}},
+            {"code": "erp.problem.required", "params": {"label": "数量 (2)"}},
+            {"code": "erp.problem.max_lines", "params": {"label": "明细"}},
+        ],
+    }
+    data = {"error": error.message, "code": error.error_code, "params": error.params}
+    history = [
+        {"role": "user", "content": "新建一张报价单"},
+        {"role": "assistant", "tool_calls": [{"id": "c"}]},
+        {"role": "tool", "content": json.dumps({"tool": "propose_write", "kind": "error", "data": data})},
+    ]
+    reply = asyncio.run(PlannerModel(messages=MESSAGES).chat(ModelRequest(history, [], [], {})))
+    assert reply.content == "未能完成：填写的内容不符合报价单：交期(天)的值格式不对；数量 (2)为必填项；明细行数过多。"
+    # a problem the table has no words for: the whole failure stays the model's message, not half said
+    odd = invalid_values(config, [{"field": "x", "code": "something_new", "message": "odd"}], "odd values")
+    assert odd.error_code is None and odd.message == "odd values"
