@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.bus import InProcessBus
-from tether.core.pipeline import ToolPipeline
+from tether.core.pipeline import MESSAGES, ToolPipeline
 from tether.core.ports import ChatModel
 from tether.core.prompt import load_skill_tool
 from tether.core.questions import ask_user_tool
@@ -155,7 +155,7 @@ def build_bus(settings: Settings, replica_id: str) -> InProcessBus:
 
 def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
     if settings.model == "planner":
-        messages = {code: text for p in packs for code, text in p.messages.items()}
+        messages = MESSAGES | {code: text for p in packs for code, text in p.messages.items()}
         return PlannerModel([e for p in packs for e in p.extractors], stream=settings.planner_stream, messages=messages)
     if settings.model == "openai":
         from tether.models.openai_compat import build_openai_model

@@ -131,6 +131,13 @@ def test_a_raising_or_hanging_tool_gives_an_error_result(db_url: str, tool_name,
             assert expected in body(tool_messages(s)[0])["data"]["error"]
             failed = [e for e in await h.events(s.session_id) if e.type == "TOOL_EXECUTION_FAILED"]
             assert failed and expected in failed[0].data["error"]
+            # a timeout is named for a person (code + params); a tool's own bug has no words but its message
+            coded = {k: failed[0].data.get(k) for k in ("code", "params")}
+            if tool_name == "hang":
+                assert coded == {"code": "tool.timeout", "params": {"tool": "hang", "seconds": "0.2"}}
+                assert body(tool_messages(s)[0])["data"]["code"] == "tool.timeout"
+            else:
+                assert coded == {"code": None, "params": None}
 
     asyncio.run(main())
 

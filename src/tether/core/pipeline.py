@@ -33,6 +33,14 @@ from tether.errors import InvalidInput, ToolError
 
 Emit = Callable[[str, dict[str, Any]], None]
 SUMMARY_CHARS = 80
+TIMEOUT = "tool.timeout"
+# the pipeline's own failures as a person reads them (packs add theirs: ``Pack.messages``)
+MESSAGES: dict[str, dict[str, str]] = {
+    TIMEOUT: {
+        "zh": "{tool} 在 {seconds} 秒内没有完成，请稍后再试。",
+        "en": "{tool} did not finish within {seconds} s; try again later.",
+    },
+}
 
 
 class AuditSink(Protocol):
@@ -228,7 +236,12 @@ class ToolPipeline:
                     return await t.run(args, ctx)
             except TimeoutError:
                 if attempt >= t.retries:
-                    raise ToolError(f"tool {t.name!r} timed out after {timeout:g}s", retryable=True) from None
+                    raise ToolError(
+                        f"tool {t.name!r} timed out after {timeout:g}s",
+                        retryable=True,
+                        code=TIMEOUT,
+                        params={"tool": t.name, "seconds": f"{timeout:g}"},
+                    ) from None
             except ToolError as exc:
                 if not exc.retryable or attempt >= t.retries:
                     raise

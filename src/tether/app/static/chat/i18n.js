@@ -37,7 +37,8 @@ const STRINGS = {
     problem_type_integer: "请输入整数", problem_type_number: "请输入数字",
     problem_min: "不能小于 {min}", problem_positive: "必须大于 0", problem_max: "必须小于 {max}",
     problem_max_lines: "明细最多 {n} 行", problem_min_lines: "请至少添加 {n} 行明细", problem_ref: "没有您可以查看的匹配记录",
-    // the ERP tools' failures (their codes; the pack's messages.py says the same for the planner)
+    // tools' failures by code (core/pipeline.py's and the ERP pack's messages.py say the same for the planner)
+    "err_tool.timeout": "{tool} 在 {seconds} 秒内没有完成，请稍后再试。",
     "err_erp.no_access": "表单 {form} 不存在，或您无权使用它。",
     "err_erp.no_bill": "没有找到您可以查看的{form} {bill_no}。请核对单号。",
     "err_erp.read_only": "{form}是只读的，不能通过助手写入。", "err_erp.no_examine": "{form}没有审核操作。",
@@ -119,6 +120,7 @@ const STRINGS = {
     problem_min: "Must be at least {min}", problem_positive: "Must be greater than 0", problem_max: "Must be below {max}",
     problem_max_lines: "At most {n} lines", problem_min_lines: "Add at least {n} line(s)",
     problem_ref: "Nothing you can see matches this",
+    "err_tool.timeout": "{tool} did not finish within {seconds} s; try again later.",
     "err_erp.no_access": "There is no form {form}, or you may not use it.",
     "err_erp.no_bill": "There is no {form} {bill_no} that you can see. Check the number.",
     "err_erp.read_only": "{form} is read-only: it cannot be written here.", "err_erp.no_examine": "{form} has no examine step.",
