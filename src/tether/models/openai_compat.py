@@ -45,6 +45,12 @@ CUT_OFF = (
 )
 
 
+_WHAT = {
+    "unreadable_tool_call": "a tool call written as text that could not be read",
+    "cut_off_tool_call": "a tool call cut off by the output limit (raise the server's max tokens)",
+}
+
+
 def unreadable_call(reason: str) -> str:
     return (
         f"Your previous reply wrote a tool call as text, and it could not be used: {reason}. Call the tool "
@@ -73,8 +79,7 @@ class OpenAICompatModel:
 
     async def chat(self, request: ModelRequest) -> ModelReply:
         """One answer; raises ``ModelError`` (retryable or not) when there is none to give."""
-        draft = await self.complete(request.messages, request.tools, request.on_token)
-        reply, problem = self._settle(draft, request)
+        reply, problem = await self._answer(request.messages, request)
         if problem is None:
             return reply
         log.info("model %s: %s; asking again once", self.name, problem.kind)
@@ -82,14 +87,23 @@ class OpenAICompatModel:
         if problem.said:
             retry.append({"role": "assistant", "content": problem.said})
         retry.append({"role": "user", "content": problem.correction})
-        reply, again = self._settle(await self.complete(retry, request.tools, request.on_token), request)
+        reply, again = await self._answer(retry, request)
         if again is not None:
             raise ModelEndpointError(
-                f"the model answered twice with a tool call tether cannot use ({again.kind}); it was not run",
+                f"the model answered twice with {_WHAT[again.kind]}; it was not run ({again.kind})",
                 retryable=False,
             )
         reply.meta["corrected"] = problem.kind
         return reply
+
+    async def _answer(
+        self, messages: list[dict[str, Any]], request: ModelRequest
+    ) -> tuple[ModelReply, _Problem | None]:
+        draft = await self.complete(messages, request.tools, request.on_token)
+        reply, problem = self._settle(draft, request)
+        if problem is None and draft.held and not reply.tool_calls:
+            await _Sink(request.on_token)(draft.held)  # held back as a possible call; it is the answer
+        return reply, problem
 
     async def complete(
         self,
