@@ -73,6 +73,8 @@ def vllm(auto_tool_choice: bool) -> Any:
     """vLLM: tools with ``tool_choice`` auto (the default) need the server flags."""
 
     def rule(body: dict[str, Any]) -> Reply | None:
+        if strict_template(body):
+            return strict_template(body)
         if body.get("tools") and body.get("tool_choice", "auto") == "auto" and not auto_tool_choice:
             return Reply(
                 status=400,
@@ -89,11 +91,20 @@ def vllm(auto_tool_choice: bool) -> Any:
     return rule
 
 
+def strict_template(body: dict[str, Any]) -> Reply | None:
+    """Qwen's and Llama's chat templates (vLLM, llama.cpp with --jinja): one system message, first."""
+    if any(m.get("role") == "system" for m in body.get("messages", [])[1:]):
+        return _openai_error(500, "Jinja Exception: System message must be at the beginning.", "server_error", 500)
+    return None
+
+
 def llamacpp(jinja: bool, n_ctx: int | None = None) -> Any:
-    """llama.cpp's llama-server: tools need ``--jinja``; a prompt over ``n_ctx`` tokens is refused
-    (tokens counted here as characters / 4, as good as the fake needs)."""
+    """llama.cpp's llama-server: tools need ``--jinja`` (a 500, as it answers); a prompt over
+    ``n_ctx`` tokens is refused (tokens counted here as characters / 4, as good as the fake needs)."""
 
     def rule(body: dict[str, Any]) -> Reply | None:
+        if strict_template(body):
+            return strict_template(body)
         if body.get("tools") and not jinja:
             return _openai_error(500, "tools param requires --jinja flag", "server_error", 500)
         prompt = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4

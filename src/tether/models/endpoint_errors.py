@@ -58,6 +58,11 @@ _ADVICE = [
         "tools tag (ollama.com/search?c=tools)",
     ),
     (
+        re.compile(r"System message must be at the beginning", re.I),
+        "the model's chat template takes one system message only; tether merges its system messages, so "
+        "check the server's --chat-template",
+    ),
+    (
         re.compile(r"Missing `reasoning_content`", re.I),
         "DeepSeek thinking mode needs each tool-calling message's reasoning sent back: set "
         "TETHER_MODEL_PROVIDER=deepseek",
@@ -143,9 +148,9 @@ def _status_error(exc: openai.APIStatusError, config: OpenAICompatConfig) -> Mod
         too_long, limit = context_limit(f"{detail} {json.dumps(exc.body, default=str)}")
         if too_long:
             return ContextTooLong(message, limit or _n_ctx(exc.body))
-        advice = advice_for(detail, config.model)
-        if advice:
-            message += f" — {advice}"
+    advice = advice_for(detail, config.model) if status not in (401, 403) else None
+    if advice:  # a misconfigured server answers the same however often it is asked
+        message, retryable = f"{message} — {advice}", False
     return ModelEndpointError(message, retryable, status=status, retry_after_s=_retry_after(exc.response))
 
 

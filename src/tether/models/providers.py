@@ -122,8 +122,8 @@ def outgoing_messages(messages: list[dict[str, Any]], echo: Echo, thinking_on: b
     """The transcript's messages as this server must get them: ``reasoning_content`` kept only
     where ``echo`` says (filled with "" on a tool-calling message when thinking is on and none
     was stored, which DeepSeek accepts), dropped everywhere else."""
-    out = []
-    for message in messages:
+    out: list[dict[str, Any]] = []
+    for message in _one_system_message(messages):
         keep = echo == "tool_calls" and message.get("role") == "assistant" and bool(message.get("tool_calls"))
         if "reasoning_content" not in message and not (keep and thinking_on):
             out.append(message)
@@ -133,3 +133,15 @@ def outgoing_messages(messages: list[dict[str, Any]], echo: Echo, thinking_on: b
             trimmed["reasoning_content"] = message.get("reasoning_content") or ""
         out.append(trimmed)
     return out
+
+
+def _one_system_message(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The leading system messages (the prompt, the rolling summary) as one: Qwen's and Llama's
+    chat templates on vLLM and llama.cpp refuse a system message anywhere but first."""
+    lead = 0
+    while lead < len(messages) and messages[lead].get("role") == "system":
+        lead += 1
+    if lead < 2 or not all(isinstance(m.get("content"), str) for m in messages[:lead]):
+        return messages
+    merged = "\n\n".join(m["content"] for m in messages[:lead])
+    return [{"role": "system", "content": merged}, *messages[lead:]]
