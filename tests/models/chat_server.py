@@ -143,17 +143,25 @@ class ChatServer:
     """The fake endpoint. ``base_url`` ends in ``/v1``; ``requests`` lists what arrived.
 
     ``rules`` plays a real server's request-side checks: it sees each request body first and
-    returns the error that server would answer (the script is not consumed then), or None."""
+    returns the error that server would answer (the script is not consumed then), or None.
+    ``models`` is what ``GET /v1/models`` lists."""
 
-    def __init__(self, script: Iterable[Reply] = (), rules: Rules | None = None) -> None:
+    def __init__(
+        self, script: Iterable[Reply] = (), rules: Rules | None = None, models: list[dict[str, Any]] | None = None
+    ) -> None:
         self.rules = rules
+        self.models = models  # what GET /v1/models lists (None: 404, as some servers answer)
         self.refused: list[Reply] = []
         self.script: list[Reply] = list(script)
         self.requests: list[Recorded] = []
         self.unexpected = 0
         self._stopping = threading.Event()
         self._lock = threading.Lock()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._handle, methods=["POST"])])
+        routes = [
+            Route("/v1/chat/completions", self._handle, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
+        ]
+        app = Starlette(routes=routes)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)
         self._socket = socket.socket()
@@ -198,6 +206,11 @@ class ChatServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    async def _models(self, request: Request) -> Response:
+        if self.models is None:
+            return JSONResponse({"error": {"message": "Not Found"}}, status_code=404)
+        return JSONResponse({"object": "list", "data": self.models})
 
     async def _handle(self, request: Request) -> Response:
         raw = await request.body()

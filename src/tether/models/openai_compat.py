@@ -127,6 +127,12 @@ class OpenAICompatModel:
                 ) from None
             raise
 
+    async def list_models(self) -> list[dict[str, Any]]:
+        """``GET /models``: what the server says it serves, each entry as sent. Raises ``ModelError``."""
+        with map_exceptions(self.config):
+            listed = await self._client_for_loop().models.list()
+            return [entry.model_dump() for entry in listed.data]
+
     async def aclose(self) -> None:
         """Close the HTTP client and its connections; call it at shutdown."""
         if self._client is not None:
