@@ -207,3 +207,20 @@ def test_a_context_overflow_is_retried_once_with_a_smaller_window_and_recorded(d
         asyncio.run(main())
         assert len(server.refused) == 1
         server.assert_consumed()
+
+
+async def test_a_bare_json_call_cut_off_is_not_shown_as_the_answer(chat_server: ChatServer) -> None:
+    chat_server.push(content_stream(['{"name": "add", "arguments": {"a": 2,'], finish="length"), content_stream(["5"]))
+    tokens: list[str] = []
+    got = await ask(chat_server, tokens)
+    assert got.content == "5" and got.meta["corrected"] == "cut_off_tool_call" and "name" not in "".join(tokens)
+
+
+async def test_an_answer_cut_off_while_thinking_is_asked_again_to_think_briefly(chat_server: ChatServer) -> None:
+    thinking_only = Reply(
+        events=[chunk({"reasoning_content": "Let me consider every"}), chunk({}, finish_reason="length")]
+    )
+    chat_server.push(thinking_only, content_stream(["5"]))
+    got = await ask(chat_server)
+    assert got.content == "5" and got.meta["corrected"] == "cut_off_thinking"
+    assert "Think briefly" in chat_server.bodies[1]["messages"][-1]["content"]

@@ -39,7 +39,14 @@ class Draft:
             return False
         if self.call_blocks and not _parses(self.call_blocks[-1]):
             return True
+        if self.held and not _parses(self.held) and '"name"' in self.held[:40]:  # a bare JSON call, cut
+            return True
         return any(not _parses(call.arguments) for call in self.tool_calls)
+
+    def cut_off_while_thinking(self) -> bool:
+        """The output limit came before any answer or call: the model spent it thinking."""
+        nothing = not (self.content or self.held or self.tool_calls or self.call_blocks)
+        return self.finish_reason == "length" and nothing
 
 
 @dataclass(slots=True)

@@ -48,7 +48,13 @@ CUT_OFF = (
 _WHAT = {
     "unreadable_tool_call": "a tool call written as text that could not be read",
     "cut_off_tool_call": "a tool call cut off by the output limit (raise the server's max tokens)",
+    "cut_off_thinking": "only thinking, cut off by the output limit (raise the server's max tokens)",
 }
+
+CUT_OFF_THINKING = (
+    "Your previous reply reached the output limit while thinking, before any answer or tool call. "
+    "Think briefly, then answer or call a tool."
+)
 
 
 def unreadable_call(reason: str) -> str:
@@ -168,6 +174,8 @@ class OpenAICompatModel:
         if draft.cut_off_in_a_call():
             said = draft.content if not draft.tool_calls else ""
             return reply, _Problem("cut_off_tool_call", CUT_OFF, said)
+        if draft.cut_off_while_thinking():
+            return reply, _Problem("cut_off_thinking", CUT_OFF_THINKING, "")
         if draft.tool_calls:
             return reply, None  # the server's own calls win over any text around them
         if draft.call_blocks:
