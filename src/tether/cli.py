@@ -137,7 +137,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         timeout_s=args.timeout or settings.model_timeout_s,
         thinking=settings.model_thinking,
     )
-    report = asyncio.run(run_checkup(config))
+    report = asyncio.run(run_checkup(config, settings.context_tokens))
     print(report.table())
     return 0 if report.fit else 1
 

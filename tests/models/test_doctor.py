@@ -118,7 +118,7 @@ def test_vllm_without_auto_tool_choice_names_the_flags_and_its_context_length() 
         )
     out = result.stdout
     assert result.returncode == 1
-    assert row(out, "context length") == "ok 32768 tokens"
+    assert row(out, "context length") == "ok 32768 tokens"  # TETHER_CONTEXT_TOKENS 24000 fits
     assert row(out, "forced tool call").startswith("ok")  # a named tool_choice needs no flag
     assert row(out, "reasoning round trip").startswith("failed")
     assert "- vLLM serves tools only when started with --enable-auto-tool-choice and --tool-call-parser" in out
@@ -136,3 +136,19 @@ def test_a_model_the_server_does_not_list_and_a_server_that_is_not_there() -> No
     assert result.returncode == 1 and row(result.stdout, "reachable").startswith("failed")
     assert f"- nothing answers at {gone}: start the server or set TETHER_MODEL_BASE_URL" in result.stdout
     assert row(result.stdout, "plain answer") == "skipped"
+
+
+def test_a_window_smaller_than_tether_asks_for_says_what_to_set() -> None:
+    script = [completion("ready"), text_stream(["ok"]), completion(None, tool_calls=[ADD_2_3]), completion("5")]
+    script.insert(3, completion(None, tool_calls=[ADD_2_3]))
+    models = [{"id": "Qwen/Qwen3-8B", "object": "model", "max_model_len": 8192}]
+    with ChatServer(script, rules=vllm(auto_tool_choice=True), models=models) as server:
+        result = doctor(
+            TETHER_MODEL_PROVIDER="vllm", TETHER_MODEL_BASE_URL=server.base_url, TETHER_MODEL_NAME="Qwen/Qwen3-8B"
+        )
+    assert row(result.stdout, "context length") == "warn 8192 tokens"
+    assert (
+        "- TETHER_CONTEXT_TOKENS=24000 leaves no room for the reply in a 8192-token window: set TETHER_CONTEXT_TOKENS=6144"
+        in result.stdout
+    )
+    assert result.returncode == 0  # advice, not unfit: tether folds and retries smaller windows itself

@@ -42,7 +42,7 @@ ASK_ADD = "Use the add tool to add 2 and 3."
 class Check:
     name: str
     needed: bool  # the endpoint is unfit for tether when this fails
-    result: str = "skipped"  # ok | failed | skipped | none
+    result: str = "skipped"  # ok | failed | warn | none (not returned) | skipped
     detail: str = ""
     advice: str = ""
     latency_ms: float | None = None
@@ -76,13 +76,14 @@ class Report:
         return "\n".join(line.rstrip() for line in lines)
 
 
-async def run_checkup(config: OpenAICompatConfig) -> Report:
-    """Every check in order; a check that needs an earlier one's result is skipped without it."""
+async def run_checkup(config: OpenAICompatConfig, context_tokens: int | None = None) -> Report:
+    """Every check in order; a check that needs an earlier one's result is skipped without it.
+    ``context_tokens`` (TETHER_CONTEXT_TOKENS) is compared with the server's window when it says it."""
     whole = OpenAICompatModel(replace(config, stream=False))
     streamed = OpenAICompatModel(replace(config, stream=True))
     report = Report(f"{config.provider}:{config.model} at {config.display_url}")
     try:
-        await _Checkup(config, whole, streamed, report).run()
+        await _Checkup(config, whole, streamed, report, context_tokens).run()
     finally:
         await whole.aclose()
         await streamed.aclose()
@@ -91,9 +92,15 @@ async def run_checkup(config: OpenAICompatConfig) -> Report:
 
 class _Checkup:
     def __init__(
-        self, config: OpenAICompatConfig, whole: OpenAICompatModel, streamed: OpenAICompatModel, report: Report
+        self,
+        config: OpenAICompatConfig,
+        whole: OpenAICompatModel,
+        streamed: OpenAICompatModel,
+        report: Report,
+        context_tokens: int | None,
     ) -> None:
         self.config, self.whole, self.streamed, self.report = config, whole, streamed, report
+        self.context_tokens = context_tokens
         self.reasoning: list[str] = []
         self.call: ToolCall | None = None
         self.call_reasoning: str | None = None
@@ -163,7 +170,14 @@ class _Checkup:
         context = next((_context_length(m) for m in models if str(m.get("id")) == self.config.model), None)
         context = context or next((n for m in models if (n := _context_length(m))), None)
         if context:
-            window.result, window.detail = "ok", f"{context} tokens"
+            trained = "" if self.config.provider != "llamacpp" else " (trained; llama-server's -c may set less)"
+            window.result, window.detail = "ok", f"{context} tokens{trained}"
+            if self.context_tokens and self.context_tokens > context * 3 // 4:
+                window.result = "warn"
+                window.advice = (
+                    f"TETHER_CONTEXT_TOKENS={self.context_tokens} leaves no room for the reply in a {context}-token "
+                    f"window: set TETHER_CONTEXT_TOKENS={context * 3 // 4} or less"
+                )
         else:
             window.result, window.detail = "none", "the server does not say"
 
