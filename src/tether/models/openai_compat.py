@@ -213,7 +213,7 @@ class OpenAICompatModel:
             body["stream"] = True
             if c.stream_usage:
                 body["stream_options"] = {"include_usage": True}
-        fields = {**profile.thinking_fields(c.thinking, c.model, self.streams), **extra}
+        fields = {**profile.thinking_fields(c.thinking, self.streams), **extra}
         for name in profile.ignored_params:
             fields.pop(name, None)
         extra_body = {k: v for k, v in fields.items() if k not in _SDK_FIELDS}

@@ -35,6 +35,7 @@ class Provider:
     model: str | None  # None: the caller must give one
     api_key: str | None = None  # only for servers that ignore the key
     reasoning_echo: Echo = "never"
+    never_echo_models: tuple[str, ...] = ()  # model-name prefixes under an older rule: never send it back
     ignored_params: frozenset[str] = frozenset()  # never sent (the server rejects or ignores them)
     thinking_switch: ThinkingSwitch | None = None
     thinking_needs_stream: bool = False  # thinking on only in streamed calls (DashScope)
@@ -42,11 +43,11 @@ class Provider:
 
     def echo_for(self, model: str) -> Echo:
         """The reasoning round-trip rule for ``model`` on this server."""
-        if self.name == "deepseek" and model.lower().startswith("deepseek-r1"):
-            return "never"  # the older rule: reasoning_content in the input is a 400
+        if model.lower().startswith(self.never_echo_models):
+            return "never"
         return self.reasoning_echo
 
-    def thinking_fields(self, thinking: Thinking, model: str, stream: bool) -> dict[str, Any]:
+    def thinking_fields(self, thinking: Thinking, stream: bool) -> dict[str, Any]:
         """The body fields that switch thinking as asked (none for ``auto`` unless the server
         would otherwise refuse the request, as DashScope does for a thinking model unstreamed)."""
         if self.thinking_switch is None:
@@ -85,6 +86,7 @@ PROVIDERS: dict[str, Provider] = {
         "https://api.deepseek.com/v1",
         "deepseek-chat",
         reasoning_echo="tool_calls",
+        never_echo_models=("deepseek-r1",),  # the older rule: reasoning_content in the input is a 400
         thinking_switch=_deepseek,
         thinks_by_default=lambda model: "reasoner" in model.lower(),
     ),
@@ -109,9 +111,6 @@ PROVIDERS: dict[str, Provider] = {
     ),
     "openai": Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini"),
 }
-
-CUSTOM = Provider("custom", None, None)
-
 
 def provider_profile(name: str) -> Provider:
     """The profile of a known server, or the plain OpenAI-protocol one for any other label."""
