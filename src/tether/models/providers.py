@@ -112,6 +112,7 @@ PROVIDERS: dict[str, Provider] = {
     "openai": Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini"),
 }
 
+
 def provider_profile(name: str) -> Provider:
     """The profile of a known server, or the plain OpenAI-protocol one for any other label."""
     return PROVIDERS.get(name, Provider(name, None, None))
