@@ -160,7 +160,8 @@ class _Checkup:
         reachable.latency_ms = (time.perf_counter() - started) * 1000
         reachable.result, reachable.detail = "ok", f"{len(models)} model(s) listed"
         ids = [str(m.get("id")) for m in models]
-        if self.config.model in ids or self.config.provider == "llamacpp":  # llama.cpp serves one, any name
+        names = {self.config.model, f"{self.config.model}:latest"}  # Ollama's untagged name is :latest
+        if names & set(ids) or self.config.provider == "llamacpp":  # llama.cpp serves one, any name
             served.result, served.detail = "ok", self.config.model
         else:
             served.result = "failed"
