@@ -98,6 +98,14 @@ CASES = [
         recovered=True,
     ),
     Case(
+        "vllm/r1_distill_no_parser.sse",
+        "vllm",
+        "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+        vllm(True),
+        content="2 + 3 = 5.",
+        reasoning="Okay, the user wants 2 + 3. That is 5.\n",
+    ),
+    Case(
         "llamacpp/tool_call.sse",
         "llamacpp",
         "qwen3-8b",

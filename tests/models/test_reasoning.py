@@ -100,3 +100,37 @@ async def test_qwen3_without_a_reasoning_parser_streams_no_think_tag(chat_server
     assert reply.content == "北京晴。" and "".join(tokens) == "北京晴。"
     assert reply.reasoning == "\n用户问天气，直接答。\n"
     assert not any("think" in t for t in tokens)
+
+
+def presumed(pieces: list[str]) -> tuple[ContentSplitter, str]:
+    splitter = ContentSplitter(starts_thinking=True)
+    shown = [splitter.feed(p) for p in pieces]
+    shown.append(splitter.close())
+    return splitter, "".join(shown)
+
+
+def test_a_template_that_opened_think_in_the_prompt_streams_no_reasoning() -> None:
+    # DeepSeek-R1 distills on vLLM without a reasoning parser: the output starts inside <think>
+    s, shown = presumed(["The user asks", " 2+3.\n</th", "ink>\n\n", "It is ", "5."])
+    assert s.reasoning == "The user asks 2+3.\n" and s.visible == "It is 5." and shown == "It is 5."
+
+
+def test_a_presumed_thinking_that_never_closes_is_the_answer() -> None:
+    s, shown = presumed(["Just ", "an answer <b>", "</b>"])
+    assert s.reasoning == "" and shown == "Just an answer <b></b>" == s.visible
+
+
+def test_an_explicit_think_tag_in_a_presumed_thinking_is_not_kept() -> None:
+    s, shown = presumed(["<think>\nhmm</think>", "ok"])
+    assert s.reasoning == "\nhmm" and shown == "ok"
+
+
+@pytest.mark.anyio
+async def test_a_server_that_parses_reasoning_ends_the_presumption(chat_server: ChatServer) -> None:
+    events = [chunk({"reasoning_content": "thinking"}), chunk({"content": "Hel"}), chunk({"content": "lo"})]
+    chat_server.push(Reply(events=[*events, chunk({}, finish_reason="stop")]))
+    model = build_openai_model("vllm", base_url=chat_server.base_url, model="deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")
+    tokens: list[str] = []
+    reply = await model.chat(request(tokens))
+    await model.aclose()
+    assert (reply.content, reply.reasoning) == ("Hello", "thinking") and tokens == ["Hel", "lo"]

@@ -60,8 +60,8 @@ class StreamAssembler:
     """Folds ``ChatCompletionChunk``s into a ``Draft``: content through the splitter, reasoning
     deltas, tool-call fragments by ``index`` (id and name arrive once, arguments in pieces), usage."""
 
-    def __init__(self) -> None:
-        self._split = ContentSplitter()
+    def __init__(self, starts_thinking: bool = False) -> None:
+        self._split = ContentSplitter(starts_thinking)
         self._reasoning: list[str] = []
         self._calls: dict[int, _PartialCall] = {}
         self._usage: Usage | None = None
@@ -83,6 +83,7 @@ class StreamAssembler:
             reasoning = _reasoning_of(delta)
             if reasoning:
                 self._reasoning.append(reasoning)
+                visible.append(self._split.not_thinking())  # the server parses reasoning itself
             for fragment in delta.tool_calls or []:
                 self._add_call_fragment(fragment)
             if delta.content:
@@ -126,7 +127,7 @@ class StreamAssembler:
         )
 
 
-def parse_completion(completion: Any) -> Draft:
+def parse_completion(completion: Any, starts_thinking: bool = False) -> Draft:
     """A non-streamed ``ChatCompletion`` as a ``Draft``."""
     if not completion.choices:
         raise ModelEndpointError("model endpoint returned no choices", retryable=True)
@@ -137,9 +138,10 @@ def parse_completion(completion: Any) -> Draft:
         for call in message.tool_calls or []
         if getattr(call, "function", None) is not None
     ]
-    split = split_content(message.content or "")
+    field_reasoning = _reasoning_of(message)
+    split = split_content(message.content or "", starts_thinking and not field_reasoning)
     usage = _usage(completion.usage) if completion.usage is not None else None
-    reasoning = (_reasoning_of(message) or "") + split.reasoning
+    reasoning = (field_reasoning or "") + split.reasoning
     return Draft(
         split.visible, reasoning, calls, split.calls, split.held, choice.finish_reason, completion.model, usage
     )

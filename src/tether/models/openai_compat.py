@@ -146,6 +146,10 @@ class OpenAICompatModel:
             self._client = None
 
     @property
+    def _starts_thinking(self) -> bool:
+        return self.config.profile.starts_thinking(self.config.model)
+
+    @property
     def streams(self) -> bool:
         """Streamed calls: as configured, or forced where the server thinks only when streaming."""
         c = self.config
@@ -156,13 +160,13 @@ class OpenAICompatModel:
         create: Any = self._client_for_loop().chat.completions.create
         if body.get("stream"):
             stream = await create(**body)
-            assembler = StreamAssembler()
+            assembler = StreamAssembler(self._starts_thinking)
             async with stream:  # closes the response on error or cancellation too
                 async for chunk in stream:
                     await sink(assembler.add(chunk))
             await sink(assembler.close())
             return assembler.draft()
-        draft = parse_completion(await create(**body))
+        draft = parse_completion(await create(**body), self._starts_thinking)
         await sink(draft.content)
         return draft
 

@@ -25,6 +25,10 @@ Echo = Literal["never", "tool_calls"]
 
 ThinkingSwitch = Callable[[bool], dict[str, Any]]  # thinking on/off -> fields merged into the body
 
+# Models whose chat template opens <think> in the prompt, so that served without a reasoning parser
+# their output starts inside the thinking and shows only </think> (name fragments, lower case).
+PROMPT_OPENS_THINKING = ("deepseek-r1", "qwq", "-thinking")
+
 
 @dataclass(frozen=True, slots=True)
 class Provider:
@@ -40,6 +44,11 @@ class Provider:
     thinking_switch: ThinkingSwitch | None = None
     thinking_needs_stream: bool = False  # thinking on only in streamed calls (DashScope)
     thinks_by_default: Callable[[str], bool] = lambda model: False  # "auto": does this model think?
+    raw_thinking_models: tuple[str, ...] = PROMPT_OPENS_THINKING  # () where the server parses reasoning
+
+    def starts_thinking(self, model: str) -> bool:
+        """Whether this model's output may begin inside a ``<think>`` it never opened."""
+        return any(fragment in model.lower() for fragment in self.raw_thinking_models)
 
     def echo_for(self, model: str) -> Echo:
         """The reasoning round-trip rule for ``model`` on this server."""
@@ -87,6 +96,7 @@ PROVIDERS: dict[str, Provider] = {
         "deepseek-chat",
         reasoning_echo="tool_calls",
         never_echo_models=("deepseek-r1",),  # the older rule: reasoning_content in the input is a 400
+        raw_thinking_models=(),
         thinking_switch=_deepseek,
         thinks_by_default=lambda model: "reasoner" in model.lower(),
     ),
@@ -96,6 +106,7 @@ PROVIDERS: dict[str, Provider] = {
         "qwen-plus",
         thinking_switch=_dashscope,
         thinking_needs_stream=True,
+        raw_thinking_models=(),
     ),
     "ollama": Provider(
         "ollama",
@@ -109,7 +120,7 @@ PROVIDERS: dict[str, Provider] = {
     "llamacpp": Provider(
         "llamacpp", "http://127.0.0.1:8080/v1", "default", api_key="no-key", thinking_switch=_chat_template
     ),
-    "openai": Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini"),
+    "openai": Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini", raw_thinking_models=()),
 }
 
 

@@ -22,13 +22,18 @@ class ContentSplitter:
     """Feed content deltas with ``feed``, then ``close``; read ``visible``, ``reasoning``,
     ``calls`` (one text per ``<tool_call>`` block, an unclosed one included) and ``held``."""
 
-    def __init__(self) -> None:
+    def __init__(self, starts_thinking: bool = False) -> None:
+        """``starts_thinking``: the model's chat template opened ``<think>`` in the prompt
+        (DeepSeek-R1 and its distills, QwQ, Qwen3 thinking models), so its output starts inside the
+        thinking and only ``</think>`` shows. Everything is then held back until that tag; if it
+        never comes, or the server turns out to parse the reasoning itself, the text is the answer."""
         self._visible: list[str] = []
         self._reasoning: list[str] = []
         self.calls: list[str] = []
         self.held = ""  # visible text beginning with "{", not yet streamed
         self._buffer = ""
-        self._inside: str | None = None  # "think" | "call"
+        self._inside: str | None = "think" if starts_thinking else None  # "think" | "call"
+        self._presumed = starts_thinking  # inside a <think> the output never opened
         self._started = False  # visible text other than whitespace went out
         self._holding = False
 
@@ -38,7 +43,8 @@ class ContentSplitter:
 
     @property
     def reasoning(self) -> str:
-        return "".join(self._reasoning)
+        text = "".join(self._reasoning)
+        return text.lstrip().removeprefix(THINK[0]) if text.lstrip().startswith(THINK[0]) else text
 
     def feed(self, delta: str) -> str:
         """Take one content delta; return the visible text that may be streamed now."""
@@ -55,14 +61,24 @@ class ContentSplitter:
 
     def close(self) -> str:
         """End of content: flush what was kept back for a possible tag; return visible text."""
+        shown = self.not_thinking()  # no </think> came: the presumed thinking was the answer
         rest, self._buffer = self._buffer, ""
         if self._inside == "think":
             self._reasoning.append(rest)
         elif self._inside == "call":
             self.calls[-1] += rest
         elif rest:
-            return self._emit(rest)
-        return ""
+            return shown + self._emit(rest)
+        return shown
+
+    def not_thinking(self) -> str:
+        """The presumed thinking was the answer after all (no ``</think>`` came, or the server sent
+        the reasoning in its own field): it becomes visible; return it to stream now."""
+        if not self._presumed:
+            return ""
+        text = "".join(self._reasoning) + self._buffer
+        self._reasoning, self._buffer, self._inside, self._presumed = [], "", None, False
+        return self.feed(text)
 
     def _take_inside(self) -> bool:
         closer = _CLOSERS[self._inside or "think"]
@@ -74,7 +90,7 @@ class ContentSplitter:
             return False
         self._inside_text(self._buffer[:at])
         self._buffer = self._buffer[at + len(closer) :]
-        self._inside = None
+        self._inside, self._presumed = None, False
         return True
 
     def _inside_text(self, text: str) -> None:
@@ -123,9 +139,9 @@ class ContentSplitter:
         return text
 
 
-def split_content(content: str) -> ContentSplitter:
+def split_content(content: str, starts_thinking: bool = False) -> ContentSplitter:
     """A whole (non-streamed) content, split."""
-    splitter = ContentSplitter()
+    splitter = ContentSplitter(starts_thinking)
     splitter.feed(content)
     splitter.close()
     return splitter
