@@ -163,7 +163,8 @@ class Turn:
                     raise
                 shrunk, budget = True, memory.smaller_budget(budget, exc.limit_tokens)
                 request.messages = await self._window(tools, budget)
-                self.emit(EventType.ERROR, {"message": f"{exc.message}; retrying with a {budget}-token window"})
+                message = f"{exc.message}; retrying with a {budget}-token window"
+                self.emit(EventType.ERROR, {"message": message, "recovered": True})
             except ModelError as exc:
                 # the one retry policy for model calls (TETHER_MODEL_RETRIES); adapters try once
                 if not exc.retryable or attempt >= self.limits.model_retries:
