@@ -115,6 +115,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Probe the configured model endpoint (TETHER_MODEL_*; flags override) and print the table."""
+    import asyncio
+
+    from tether.models.openai_config import resolve_openai_config
+
+    settings = _settings(args)
+    if settings.model != "openai" and not (args.base_url or args.provider):
+        print("tether doctor: TETHER_MODEL is the offline planner, which needs no endpoint; set TETHER_MODEL=openai")
+        return 0
+    from tether.models.checkup import run_checkup
+
+    key = settings.model_api_key.get_secret_value() if settings.model_api_key else None
+    config = resolve_openai_config(
+        args.provider or settings.model_provider,
+        args.base_url or settings.model_base_url,
+        args.model or settings.model_name,
+        key,
+        stream=settings.model_stream,
+        timeout_s=args.timeout or settings.model_timeout_s,
+        thinking=settings.model_thinking,
+    )
+    report = asyncio.run(run_checkup(config, settings.context_tokens))
+    print(report.table())
+    return 0 if report.fit else 1
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     headers = {"Authorization": f"Bearer {_token_for(args)}"}
     context = json.loads(args.context) if args.context else {}
@@ -361,6 +388,12 @@ def parser() -> argparse.ArgumentParser:
             "--token", default=None, help="bearer token (default: TETHER_TOKEN, the saved login, dev-alice)"
         )
         sp.set_defaults(fn=fn)
+    doctor = sub.add_parser("doctor", help="check the model endpoint (TETHER_MODEL_*) is fit for tether")
+    doctor.add_argument("--provider", help="override TETHER_MODEL_PROVIDER")
+    doctor.add_argument("--base-url", help="override TETHER_MODEL_BASE_URL")
+    doctor.add_argument("--model", help="override TETHER_MODEL_NAME")
+    doctor.add_argument("--timeout", type=float, help="seconds per request (default TETHER_MODEL_TIMEOUT_S)")
+    doctor.set_defaults(fn=cmd_doctor)
     mcp = sub.add_parser("mcp", help="serve the tools over MCP on stdin/stdout (for one caller)")
     mcp.add_argument("--token", default=None, help="bearer token (default: TETHER_TOKEN, then the saved login)")
     mcp.add_argument("--url", default=DEFAULT_URL, help="whose saved login to use")

@@ -62,11 +62,22 @@ class RunError(TetherError):
 
 
 class ModelError(RunError):
-    """The model endpoint failed after its retry policy; ``retryable`` says if trying later may help."""
+    """A model call failed; ``retryable`` says if trying again may help, ``retry_after_s`` when
+    the endpoint said how long to wait. The turn's policy (``TETHER_MODEL_RETRIES``) retries it."""
 
-    def __init__(self, message: str, retryable: bool = True) -> None:
+    def __init__(self, message: str, retryable: bool = True, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.retry_after_s = retry_after_s
+
+
+class ContextTooLong(ModelError):
+    """The endpoint refused the request as longer than its context window; the turn rebuilds the
+    request with a smaller window once. ``limit_tokens`` is the window when the endpoint said it."""
+
+    def __init__(self, message: str, limit_tokens: int | None = None) -> None:
+        super().__init__(message, retryable=False)
+        self.limit_tokens = limit_tokens
 
 
 class ToolError(TetherError):

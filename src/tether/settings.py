@@ -37,7 +37,12 @@ class Settings(BaseSettings):
         "started from the repository root)",
     )
     model: str = Field("planner", description="planner | openai")
-    model_provider: str = Field("openai", description="deepseek | qwen | ollama | openai | custom")
+    model_provider: str = Field(
+        "openai", description="deepseek | qwen | ollama | vllm | llamacpp | openai | custom (see docs/models.md)"
+    )
+    model_thinking: str = Field(
+        "auto", description="auto | on | off: switch the model's thinking (reasoning) on or off, or leave it"
+    )
     model_base_url: str | None = Field(None, description="OpenAI-compatible base URL (overrides the preset)")
     model_name: str | None = Field(None, description="model id (overrides the preset)")
     model_api_key: SecretStr | None = Field(None, description="API key of the model endpoint")

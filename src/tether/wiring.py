@@ -168,6 +168,7 @@ def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
             api_key=key,
             stream=settings.model_stream,
             timeout_s=settings.model_timeout_s,
+            thinking=settings.model_thinking,
         )
     raise ValueError(f"TETHER_MODEL must be 'planner' or 'openai', not {settings.model!r}")
 

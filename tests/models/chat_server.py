@@ -16,7 +16,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ class Reply:
     delay_s: float = 0.0
     event_delay_s: float = 0.0
     done: bool = True  # end an SSE stream with ``data: [DONE]``
+    raw: str | None = None  # a recorded SSE body sent as it is (comments, blank ids and all)
 
 
 @dataclass
@@ -135,16 +136,32 @@ def unused_port() -> int:
         return int(s.getsockname()[1])
 
 
-class ChatServer:
-    """The fake endpoint. ``base_url`` ends in ``/v1``; ``requests`` lists what arrived."""
+Rules = Callable[[Any], "Reply | None"]
 
-    def __init__(self, script: Iterable[Reply] = ()) -> None:
+
+class ChatServer:
+    """The fake endpoint. ``base_url`` ends in ``/v1``; ``requests`` lists what arrived.
+
+    ``rules`` plays a real server's request-side checks: it sees each request body first and
+    returns the error that server would answer (the script is not consumed then), or None.
+    ``models`` is what ``GET /v1/models`` lists."""
+
+    def __init__(
+        self, script: Iterable[Reply] = (), rules: Rules | None = None, models: list[dict[str, Any]] | None = None
+    ) -> None:
+        self.rules = rules
+        self.models = models  # what GET /v1/models lists (None: 404, as some servers answer)
+        self.refused: list[Reply] = []
         self.script: list[Reply] = list(script)
         self.requests: list[Recorded] = []
         self.unexpected = 0
         self._stopping = threading.Event()
         self._lock = threading.Lock()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._handle, methods=["POST"])])
+        routes = [
+            Route("/v1/chat/completions", self._handle, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
+        ]
+        app = Starlette(routes=routes)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)
         self._socket = socket.socket()
@@ -190,20 +207,32 @@ class ChatServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    async def _models(self, request: Request) -> Response:
+        if self.models is None:
+            return JSONResponse({"error": {"message": "Not Found"}}, status_code=404)
+        return JSONResponse({"object": "list", "data": self.models})
+
     async def _handle(self, request: Request) -> Response:
         raw = await request.body()
         try:
             body: Any = json.loads(raw)
         except ValueError:
             body = raw.decode(errors="replace")
+        refusal = self.rules(body) if self.rules is not None else None
         with self._lock:
             self.requests.append(Recorded(request.method, request.url.path, dict(request.headers), body))
-            reply = self.script.pop(0) if self.script else None
+            if refusal is not None:
+                self.refused.append(refusal)
+                reply: Reply | None = refusal
+            else:
+                reply = self.script.pop(0) if self.script else None
             if reply is None:
                 self.unexpected += 1
         if reply is None:
             return JSONResponse({"error": {"message": "chat server: no reply scripted"}}, status_code=418)
         await self._sleep(reply.delay_s)
+        if reply.raw is not None:
+            return Response(reply.raw, status_code=reply.status, headers=reply.headers, media_type="text/event-stream")
         if reply.events is None:
             return JSONResponse(reply.body or {}, status_code=reply.status, headers=reply.headers)
         return StreamingResponse(

@@ -60,3 +60,17 @@ def test_secrets_stay_out_of_repr_and_urls() -> None:
 def test_importing_tether_models_does_not_load_the_sdk() -> None:
     code = "import sys, tether.models; assert 'openai' not in sys.modules, 'openai imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url"), [("vllm", "http://127.0.0.1:8000/v1"), ("llamacpp", "http://127.0.0.1:8080/v1")]
+)
+def test_self_hosted_presets_need_no_key(provider: str, base_url: str) -> None:
+    config = resolve_openai_config(provider, model="qwen3")
+    assert (config.base_url, config.api_key, config.thinking) == (base_url, NO_KEY, "auto")
+
+
+def test_thinking_is_checked() -> None:
+    assert resolve_openai_config("deepseek", api_key="k", thinking=" ON ").thinking == "on"
+    with pytest.raises(ConfigError, match="thinking must be one of auto, on, off"):
+        resolve_openai_config("deepseek", api_key="k", thinking="maybe")

@@ -34,6 +34,7 @@ SUMMARY_SHARE = 8  # the summary takes at most 1/8 of the budget
 OLD_RESULT_SHARE = 24  # an earlier turn's tool result keeps at most 1/24 of the budget
 LOW_WATER = 0.5  # folding leaves the kept turns at most half their room, so it happens in batches
 MIN_RESULT = 48  # the smallest a cut tool result gets
+MIN_BUDGET = 1000  # the smallest window a retry after a context-overflow refusal asks for
 SUMMARY_HEADER = "Summary of the earlier conversation, whose turns are not shown (a record, not instructions):\n"
 ELIDED = "- … (more earlier turns were folded away here)"
 SUMMARY_RULES = (
@@ -159,6 +160,15 @@ def turns(messages: Sequence[Message], start: int = 0) -> list[tuple[int, int]]:
         if m.get("role") == "tool":
             open_calls.discard(m.get("tool_call_id"))
     return list(zip(bounds, [*bounds[1:], len(messages)], strict=True))
+
+
+def smaller_budget(budget: int, endpoint_limit: int | None) -> int:
+    """The budget to retry with after the endpoint refused a request as too long: half of it, or
+    less when the endpoint named its window (three quarters of that, leaving the reply room)."""
+    smaller = budget // 2
+    if endpoint_limit:
+        smaller = min(smaller, endpoint_limit * 3 // 4)
+    return max(smaller, MIN_BUDGET)
 
 
 def summary_cap(budget: int) -> int:

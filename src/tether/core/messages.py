@@ -33,15 +33,21 @@ class Usage:
 
 @dataclass(slots=True)
 class ModelReply:
+    """``reasoning``: the model's thinking, never the answer. It stays on the transcript's
+    assistant message as ``reasoning_content``; each adapter decides whether its server gets it back."""
+
     content: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    reasoning: str | None = None
 
     def to_message(self) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             msg["tool_calls"] = [c.to_message() for c in self.tool_calls]
+        if self.reasoning:
+            msg["reasoning_content"] = self.reasoning
         return msg
 
 

@@ -26,7 +26,9 @@ from tether.core.session import AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
 from tether.core.telemetry import MODEL_CALL, NoTelemetry, Telemetry
 from tether.core.tools import JobTicket, ToolContext
-from tether.errors import ModelError
+from tether.errors import ContextTooLong, ModelError
+
+MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is ignored in favour of the turn's own backoff
 
 
 @dataclass
@@ -66,6 +68,11 @@ INTERACTION_EVENTS = {
     "proposal": EventType.WRITE_PROPOSAL,
     "login": EventType.LOGIN_EXPIRED,  # the business system refused the user's token: they must log in again
 }
+
+
+def _retry_delay(exc: ModelError, backoff_s: float) -> float:
+    wait = exc.retry_after_s
+    return wait if wait is not None and 0 <= wait <= MAX_RETRY_AFTER_S else backoff_s
 
 
 def hash_token(token: str) -> str:
@@ -144,17 +151,27 @@ class Turn:
         deps, s = self.deps, self.session
         skills = [k for k in (deps.skills.get(i) for i in s.selected_skill_ids) if k is not None]
         tools = deps.pipeline.registry.specs(self.allowed)
-        request = ModelRequest(await self._window(tools), tools, skills, s.global_context, on_token=self._on_token)
-        attempt = 0
+        budget = self.limits.context_tokens
+        messages = await self._window(tools, budget)
+        request = ModelRequest(messages, tools, skills, s.global_context, on_token=self._on_token)
+        attempt, shrunk = 0, False
         while True:
             try:
                 return await self._chat(request)
+            except ContextTooLong as exc:
+                if shrunk:
+                    raise
+                shrunk, budget = True, memory.smaller_budget(budget, exc.limit_tokens)
+                request.messages = await self._window(tools, budget)
+                message = f"{exc.message}; retrying with a {budget}-token window"
+                self.emit(EventType.ERROR, {"message": message, "recovered": True})
             except ModelError as exc:
+                # the one retry policy for model calls (TETHER_MODEL_RETRIES); adapters try once
                 if not exc.retryable or attempt >= self.limits.model_retries:
                     raise
                 attempt += 1
                 self.emit(EventType.ERROR, {"message": f"model call failed, retrying ({attempt}): {exc.message}"})
-                await asyncio.sleep(self.limits.model_backoff_s * 2 ** (attempt - 1))
+                await asyncio.sleep(_retry_delay(exc, self.limits.model_backoff_s * 2 ** (attempt - 1)))
 
     async def _chat(self, request: ModelRequest) -> ModelReply:
         """One model call inside a span (GenAI conventions: operation, provider, model, usage)."""
@@ -186,10 +203,10 @@ class Turn:
             span.content("gen_ai.output.messages", lambda: [reply.to_message()])
             return reply
 
-    async def _window(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _window(self, tools: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
         """The part of the transcript this request carries; turns that fell out of it are folded
         into the session's summary first (committed with the round)."""
-        s, budget = self.session, self.limits.context_tokens
+        s = self.session
         upto, messages = memory.plan(s.transcript, s.summary, s.summary_upto, budget, tools)
         if messages is not None:
             return messages
@@ -206,16 +223,17 @@ class Turn:
 
     async def act(self, reply: ModelReply) -> Decision:
         s = self.session
+        thinking = {"reasoning": reply.reasoning} if reply.reasoning else {}
         if not reply.tool_calls:
             content = reply.content or ""
-            s.append({"role": "assistant", "content": content})
-            self.emit(EventType.MODEL_DECISION, {"action": "final", **reply.meta})
+            s.append({**reply.to_message(), "content": content})
+            self.emit(EventType.MODEL_DECISION, {"action": "final", **reply.meta, **thinking})
             self.emit(EventType.ASSISTANT_MESSAGE, {"content": content, **reply.meta})
             return Decision.FINAL
         s.append(reply.to_message())
         self.emit(
             EventType.MODEL_DECISION,
-            {"action": "tool_calls", "tools": [c.name for c in reply.tool_calls], **reply.meta},
+            {"action": "tool_calls", "tools": [c.name for c in reply.tool_calls], **reply.meta, **thinking},
         )
         for c in reply.tool_calls:
             self.emit(

@@ -1,22 +1,22 @@
 """The ``ChatModel`` adapter for any OpenAI-compatible Chat Completions endpoint.
 
-DeepSeek, Qwen (DashScope compatible mode), Ollama, vLLM and OpenAI all speak this protocol; the
-official ``openai`` SDK does the HTTP. This module owns the retry policy (the SDK's own retries
-are off, so there is exactly one policy), assembles streamed deltas into a ``ModelReply``, and
-translates every SDK exception into ``ModelError`` at the boundary: nothing from the SDK escapes,
-and the API key never appears in a message, an exception chain or a log line.
+DeepSeek, Qwen (DashScope compatible mode), Ollama, vLLM, llama.cpp and OpenAI all speak this
+protocol, each with its own rules; the server's ``Provider`` profile (providers.py) shapes each
+request, and completions.py reads each answer. The official ``openai`` SDK does the HTTP.
+
+One call tries the endpoint once: the retry policy for failures is the turn's
+(``TETHER_MODEL_RETRIES``, core/turn.py), so there is exactly one. What this adapter does repeat,
+once, is a call whose answer cannot be used as it stands: a tool call written as text that does not
+read as a call, or one cut off by the output limit. The model is told what was wrong and asked
+again; a second such answer is an error, never shown as the answer. Every SDK exception is
+translated at the boundary (endpoint_errors.py); the API key never appears in a message or log.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import random
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 try:
@@ -27,37 +27,48 @@ except ImportError as _missing:  # pragma: no cover - depends on the installatio
         "install it with `uv add openai` or `pip install 'openai>=1.40'`"
     ) from _missing
 
-from tether.core.messages import ModelReply, ModelRequest, TokenSink, ToolCall, Usage
-from tether.errors import ModelError
+from tether.core.messages import ModelReply, ModelRequest, TokenSink
+from tether.models.completions import Draft, StreamAssembler, parse_completion
+from tether.models.endpoint_errors import ModelEndpointError, map_exceptions
 from tether.models.openai_config import OpenAICompatConfig, resolve_openai_config
+from tether.models.providers import outgoing_messages
+from tether.models.tool_text import Unreadable, bare_json_call, recover_tool_calls
 
 log = logging.getLogger(__name__)
 
-MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is ignored in favour of our own backoff
-_DETAIL_LIMIT = 300
+_SDK_FIELDS = {"model", "messages", "tools", "temperature", "stream", "stream_options", "tool_choice"}
+_SDK_FIELDS |= {"parallel_tool_calls", "max_tokens"}
 
-_STATUS_TEXT = {
-    400: "rejected the request",
-    401: "rejected the API key",
-    403: "refused access with this API key",
-    404: "does not know this model or path",
-    408: "timed out handling the request",
-    409: "reported a conflict",
-    413: "rejected the request as too large",
-    422: "could not process the request",
-    429: "is rate-limiting requests",
+CUT_OFF = (
+    "Your previous reply was cut off by the output limit in the middle of a tool call, so the call was "
+    "not made. Be brief: think briefly, call one tool at a time and keep its arguments short."
+)
+
+
+_WHAT = {
+    "unreadable_tool_call": "a tool call written as text that could not be read",
+    "cut_off_tool_call": "a tool call cut off by the output limit (raise the server's max tokens)",
+    "cut_off_thinking": "only thinking, cut off by the output limit (raise the server's max tokens)",
 }
 
+CUT_OFF_THINKING = (
+    "Your previous reply reached the output limit while thinking, before any answer or tool call. "
+    "Think briefly, then answer or call a tool."
+)
 
-class ModelEndpointError(ModelError):
-    """A ``ModelError`` from an HTTP endpoint; ``status`` is the HTTP status when there was one."""
 
-    def __init__(
-        self, message: str, retryable: bool, status: int | None = None, retry_after_s: float | None = None
-    ) -> None:
-        super().__init__(message, retryable)
-        self.status = status
-        self.retry_after_s = retry_after_s
+def unreadable_call(reason: str) -> str:
+    return (
+        f"Your previous reply wrote a tool call as text, and it could not be used: {reason}. Call the tool "
+        "through the tools interface with complete JSON arguments, or answer in plain words."
+    )
+
+
+@dataclass(slots=True)
+class _Problem:
+    kind: str  # "unreadable_tool_call" | "cut_off_tool_call"
+    correction: str
+    said: str  # what the model wrote, sent back before the correction
 
 
 class OpenAICompatModel:
@@ -73,37 +84,60 @@ class OpenAICompatModel:
         return f"OpenAICompatModel({self.name!r}, base_url={self.config.display_url!r})"
 
     async def chat(self, request: ModelRequest) -> ModelReply:
-        """Send one request, retrying per policy; raise ``ModelError`` when it cannot succeed.
+        """One answer; raises ``ModelError`` (retryable or not) when there is none to give."""
+        reply, problem = await self._answer(request.messages, request)
+        if problem is None:
+            return reply
+        log.info("model %s: %s; asking again once", self.name, problem.kind)
+        retry = [*request.messages]
+        if problem.said:
+            retry.append({"role": "assistant", "content": problem.said})
+        retry.append({"role": "user", "content": problem.correction})
+        reply, again = await self._answer(retry, request)
+        if again is not None:
+            raise ModelEndpointError(
+                f"the model answered twice with {_WHAT[again.kind]}; it was not run ({again.kind})",
+                retryable=False,
+            )
+        reply.meta["corrected"] = problem.kind
+        return reply
 
-        A stream that fails after it has passed tokens to ``request.on_token`` is not retried,
-        so the sink never sees the same text twice.
-        """
-        attempt = 0
-        while True:
-            sink = _Sink(request.on_token)
-            try:
-                with map_exceptions(self.config):
-                    return await self._attempt(request, sink)
-            except ModelEndpointError as err:
-                if err.retryable and sink.used:
-                    raise ModelEndpointError(
-                        f"{err.message} (the stream broke after output began; not retried)",
-                        retryable=True,
-                        status=err.status,
-                    ) from None
-                if not err.retryable or attempt >= self.config.max_retries:
-                    raise
-                delay = self._backoff(attempt, err.retry_after_s)
-                attempt += 1
-                log.warning(
-                    "model %s: %s; retry %d of %d in %.2fs",
-                    self.name,
-                    err.message,
-                    attempt,
-                    self.config.max_retries,
-                    delay,
-                )
-                await asyncio.sleep(delay)
+    async def _answer(
+        self, messages: list[dict[str, Any]], request: ModelRequest
+    ) -> tuple[ModelReply, _Problem | None]:
+        draft = await self.complete(messages, request.tools, request.on_token)
+        reply, problem = self._settle(draft, request)
+        if problem is None and draft.held and not reply.tool_calls:
+            await _Sink(request.on_token)(draft.held)  # held back as a possible call; it is the answer
+        return reply, problem
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_token: TokenSink | None = None,
+        **extra: Any,
+    ) -> Draft:
+        """One request as this server wants it (``extra``: more body fields, e.g. ``tool_choice``);
+        the answer read but not yet judged. Raises ``ModelError``."""
+        sink = _Sink(on_token)
+        try:
+            with map_exceptions(self.config):
+                return await self._attempt(self._request_body(messages, tools, extra), sink)
+        except ModelEndpointError as err:
+            if err.retryable and sink.used:
+                raise ModelEndpointError(
+                    f"{err.message} (the stream broke after output began; not retried)",
+                    retryable=False,
+                    status=err.status,
+                ) from None
+            raise
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        """``GET /models``: what the server says it serves, each entry as sent. Raises ``ModelError``."""
+        with map_exceptions(self.config):
+            listed = await self._client_for_loop().models.list()
+            return [entry.model_dump() for entry in listed.data]
 
     async def aclose(self) -> None:
         """Close the HTTP client and its connections; call it at shutdown."""
@@ -111,33 +145,85 @@ class OpenAICompatModel:
             await self._client.close()
             self._client = None
 
-    async def _attempt(self, request: ModelRequest, sink: _Sink) -> ModelReply:
+    @property
+    def _starts_thinking(self) -> bool:
+        return self.config.profile.starts_thinking(self.config.model)
+
+    @property
+    def streams(self) -> bool:
+        """Streamed calls: as configured, or forced where the server thinks only when streaming."""
+        c = self.config
+        return c.stream or (c.profile.thinking_needs_stream and c.profile.thinking_on(c.thinking, c.model))
+
+    async def _attempt(self, body: dict[str, Any], sink: _Sink) -> Draft:
         # The SDK's overloads key on a literal ``stream``; one Any-typed call covers both shapes.
         create: Any = self._client_for_loop().chat.completions.create
-        if self.config.stream:
-            stream = await create(**self._request_body(request))
-            assembler = StreamAssembler()
+        if body.get("stream"):
+            stream = await create(**body)
+            assembler = StreamAssembler(self._starts_thinking)
             async with stream:  # closes the response on error or cancellation too
                 async for chunk in stream:
-                    delta = assembler.add(chunk)
-                    if delta:
-                        await sink(delta)
-            return assembler.reply(self.config.provider)
-        reply = parse_completion(await create(**self._request_body(request)), self.config.provider)
-        if reply.content:
-            await sink(reply.content)
-        return reply
+                    await sink(assembler.add(chunk))
+            await sink(assembler.close())
+            return assembler.draft()
+        draft = parse_completion(await create(**body), self._starts_thinking)
+        await sink(draft.content)
+        return draft
 
-    def _request_body(self, request: ModelRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.config.model, "messages": request.messages}
-        if request.tools:
-            body["tools"] = [as_function_tool(tool) for tool in request.tools]
-        if self.config.temperature is not None:
-            body["temperature"] = self.config.temperature
-        if self.config.stream:
+    def _settle(self, draft: Draft, request: ModelRequest) -> tuple[ModelReply, _Problem | None]:
+        """What the answer means: a reply, or the problem to tell the model about."""
+        meta: dict[str, Any] = {"provider": self.config.provider, "model": draft.model}
+        meta["finish_reason"] = draft.finish_reason
+        reply = ModelReply(draft.content or None, draft.tool_calls, draft.usage, meta, draft.reasoning or None)
+        if draft.cut_off_in_a_call():
+            said = draft.content if not draft.tool_calls else ""
+            return reply, _Problem("cut_off_tool_call", CUT_OFF, said)
+        if draft.cut_off_while_thinking():
+            return reply, _Problem("cut_off_thinking", CUT_OFF_THINKING, "")
+        if draft.tool_calls:
+            return reply, None  # the server's own calls win over any text around them
+        if draft.call_blocks:
+            recovered = recover_tool_calls(draft.call_blocks, request.tools)
+            if isinstance(recovered, Unreadable):
+                said = "".join(f"<tool_call>{b}</tool_call>" for b in draft.call_blocks)
+                return reply, _Problem("unreadable_tool_call", unreadable_call(recovered.reason), said)
+            reply.tool_calls, meta["recovered"] = recovered, "tool_call_text"
+            return reply, None
+        if draft.held:
+            call = bare_json_call(draft.held, request.tools)
+            if isinstance(call, Unreadable):
+                return reply, _Problem("unreadable_tool_call", unreadable_call(call.reason), draft.held)
+            if call is not None:
+                reply.tool_calls, meta["recovered"] = [call], "tool_call_json"
+                return reply, None
+            reply.content = (draft.content + draft.held) or None
+        return reply, None
+
+    def _request_body(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], extra: dict[str, Any]
+    ) -> dict[str, Any]:
+        c = self.config
+        profile = c.profile
+        thinking_on = profile.thinking_on(c.thinking, c.model)
+        body: dict[str, Any] = {
+            "model": c.model,
+            "messages": outgoing_messages(messages, profile.echo_for(c.model), thinking_on),
+        }
+        if tools:
+            body["tools"] = [as_function_tool(tool) for tool in tools]
+        if c.temperature is not None:
+            body["temperature"] = c.temperature
+        if self.streams:
             body["stream"] = True
-            if self.config.stream_usage:
+            if c.stream_usage:
                 body["stream_options"] = {"include_usage": True}
+        fields = {**profile.thinking_fields(c.thinking, self.streams), **extra}
+        for name in profile.ignored_params:
+            fields.pop(name, None)
+        extra_body = {k: v for k, v in fields.items() if k not in _SDK_FIELDS}
+        body.update({k: v for k, v in fields.items() if k in _SDK_FIELDS})
+        if extra_body:
+            body["extra_body"] = extra_body
         return body
 
     def _client_for_loop(self) -> openai.AsyncOpenAI:
@@ -155,12 +241,6 @@ class OpenAICompatModel:
             )
             self._client_loop = loop
         return self._client
-
-    def _backoff(self, attempt: int, retry_after_s: float | None) -> float:
-        if retry_after_s is not None and 0 <= retry_after_s <= MAX_RETRY_AFTER_S:
-            return retry_after_s
-        delay = min(self.config.max_backoff_s, self.config.backoff_s * 2**attempt)
-        return delay * random.uniform(0.75, 1.0)
 
 
 def build_openai_model(
@@ -182,189 +262,16 @@ def as_function_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Sink:
-    """Forwards content deltas to the request's token sink and remembers whether any went out."""
+    """Forwards visible deltas to the request's token sink and remembers whether any went out."""
 
     def __init__(self, on_token: TokenSink | None) -> None:
         self._on_token = on_token
         self.used = False
 
     async def __call__(self, delta: str) -> None:
-        if self._on_token is not None:
+        if delta and self._on_token is not None:
             self.used = True
             await self._on_token(delta)
 
 
-@dataclass(slots=True)
-class _PartialCall:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-class StreamAssembler:
-    """Folds ``ChatCompletionChunk``s into one reply: content deltas in order, tool-call fragments
-    by ``index`` (id and name arrive once, arguments in pieces), and the usage chunk if sent."""
-
-    def __init__(self) -> None:
-        self._content: list[str] = []
-        self._reasoning: list[str] = []
-        self._calls: dict[int, _PartialCall] = {}
-        self._usage: Usage | None = None
-        self._finish_reason: str | None = None
-        self._model: str | None = None
-
-    def add(self, chunk: Any) -> str | None:
-        """Take one chunk; return its content delta (to stream on) or None."""
-        self._model = self._model or getattr(chunk, "model", None)
-        if getattr(chunk, "usage", None) is not None:
-            self._usage = _usage(chunk.usage)
-        content: str | None = None
-        for choice in getattr(chunk, "choices", None) or []:
-            if choice.finish_reason:
-                self._finish_reason = choice.finish_reason
-            delta = choice.delta
-            if delta is None:
-                continue
-            reasoning = getattr(delta, "reasoning_content", None)
-            if isinstance(reasoning, str):
-                self._reasoning.append(reasoning)
-            for fragment in delta.tool_calls or []:
-                self._add_call_fragment(fragment)
-            if delta.content:
-                self._content.append(delta.content)
-                content = delta.content if content is None else content + delta.content
-        return content
-
-    def _add_call_fragment(self, fragment: Any) -> None:
-        index = fragment.index
-        if index is None:  # some servers omit it: a new id starts a call, anything else continues
-            known = {c.id for c in self._calls.values()}
-            fresh = fragment.id and fragment.id not in known
-            index = len(self._calls) if fresh or not self._calls else max(self._calls)
-        call = self._calls.setdefault(index, _PartialCall())
-        if fragment.id and not call.id:
-            call.id = fragment.id
-        function = fragment.function
-        if function is not None:
-            if function.name and not call.name:
-                call.name = function.name
-            if function.arguments:
-                call.arguments.append(function.arguments)
-
-    def reply(self, provider: str) -> ModelReply:
-        """The assembled reply; raises ``ModelEndpointError`` if a tool call never got a name."""
-        calls = []
-        for index in sorted(self._calls):
-            part = self._calls[index]
-            if not part.name:
-                raise ModelEndpointError(
-                    f"model endpoint streamed tool call #{index} without a function name", retryable=True
-                )
-            calls.append(ToolCall(part.id or _new_call_id(), part.name, "".join(part.arguments) or "{}"))
-        meta: dict[str, Any] = {"provider": provider, "model": self._model, "finish_reason": self._finish_reason}
-        if self._reasoning:
-            meta["reasoning"] = "".join(self._reasoning)
-        return ModelReply(content="".join(self._content) or None, tool_calls=calls, usage=self._usage, meta=meta)
-
-
-def parse_completion(completion: Any, provider: str) -> ModelReply:
-    """Turn a non-streamed ``ChatCompletion`` into a ``ModelReply``."""
-    if not completion.choices:
-        raise ModelEndpointError("model endpoint returned no choices", retryable=True)
-    choice = completion.choices[0]
-    message = choice.message
-    calls = [
-        ToolCall(call.id or _new_call_id(), call.function.name, call.function.arguments or "{}")
-        for call in message.tool_calls or []
-        if getattr(call, "function", None) is not None
-    ]
-    meta: dict[str, Any] = {"provider": provider, "model": completion.model, "finish_reason": choice.finish_reason}
-    reasoning = getattr(message, "reasoning_content", None)
-    if isinstance(reasoning, str) and reasoning:
-        meta["reasoning"] = reasoning
-    usage = _usage(completion.usage) if completion.usage is not None else None
-    return ModelReply(content=message.content or None, tool_calls=calls, usage=usage, meta=meta)
-
-
-def _usage(raw: Any) -> Usage:
-    return Usage(prompt_tokens=raw.prompt_tokens or 0, completion_tokens=raw.completion_tokens or 0)
-
-
-def _new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:16]}"
-
-
-@contextmanager
-def map_exceptions(config: OpenAICompatConfig) -> Iterator[None]:
-    """Translate whatever the SDK raises into ``ModelEndpointError``, dropping the original chain
-    (it carries the request, whose headers hold the API key)."""
-    try:
-        yield
-    except (openai.OpenAIError, json.JSONDecodeError) as exc:
-        raise translate_error(exc, config) from None
-
-
-def translate_error(exc: Exception, config: OpenAICompatConfig) -> ModelEndpointError:
-    """One readable, key-free ``ModelEndpointError`` for an SDK exception."""
-    where = config.display_url
-    if isinstance(exc, openai.APITimeoutError):
-        return ModelEndpointError(f"model endpoint {where} timed out after {config.timeout_s:g}s", True)
-    if isinstance(exc, openai.APIConnectionError):
-        cause = _redact(str(exc.__cause__ or exc), config)
-        return ModelEndpointError(f"could not reach model endpoint {where} ({cause})", True)
-    if isinstance(exc, openai.APIStatusError):
-        return _status_error(exc, config)
-    if isinstance(exc, openai.APIResponseValidationError):
-        return ModelEndpointError(f"model endpoint {where} sent a response tether cannot read", True)
-    if isinstance(exc, openai.APIError):  # an error event inside a stream
-        detail = _detail(exc.body, exc.message, config)
-        return ModelEndpointError(f"model endpoint {where} reported an error: {detail}", True)
-    if isinstance(exc, json.JSONDecodeError):
-        return ModelEndpointError(f"model endpoint {where} sent malformed JSON", True)
-    detail = _redact(str(exc), config)[:_DETAIL_LIMIT]
-    return ModelEndpointError(f"model client failed ({type(exc).__name__}): {detail}", False)
-
-
-def _status_error(exc: openai.APIStatusError, config: OpenAICompatConfig) -> ModelEndpointError:
-    status = exc.status_code
-    retryable = status in (408, 409, 429) or status >= 500
-    text = _STATUS_TEXT.get(status, "failed" if status >= 500 else "refused the request")
-    if status == 404:
-        text = f"does not know model {config.model!r} or this path"
-    if status == 429 and exc.code == "insufficient_quota":
-        text, retryable = "reports the account's quota is used up", False
-    message = f"model endpoint {config.display_url} {text} ({status})"
-    detail = _detail(exc.body, "", config)
-    if detail and status not in (401, 403):  # auth errors tend to echo the key back
-        message += f": {detail}"
-    return ModelEndpointError(message, retryable, status=status, retry_after_s=_retry_after(exc.response))
-
-
-def _detail(body: object, fallback: str, config: OpenAICompatConfig) -> str:
-    text: object = body
-    if isinstance(text, dict):
-        text = text.get("error", text)
-    if isinstance(text, dict):
-        text = text.get("message") or text.get("detail") or json.dumps(text, ensure_ascii=False)
-    detail = str(text) if isinstance(text, str) and text else fallback
-    return _redact(detail, config)[:_DETAIL_LIMIT]
-
-
-def _redact(text: str, config: OpenAICompatConfig) -> str:
-    key = config.api_key
-    if len(key) >= 8:
-        text = text.replace(key, "***")
-    return text.replace(config.base_url, config.display_url)
-
-
-def _retry_after(response: Any) -> float | None:
-    headers = getattr(response, "headers", None) or {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            return float(raw) * scale
-        except ValueError:
-            continue  # an HTTP date: fall back to our own backoff
-    return None
+__all__ = ["ModelEndpointError", "OpenAICompatModel", "as_function_tool", "build_openai_model"]

@@ -11,23 +11,9 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from tether.errors import ConfigError
+from tether.models.providers import PROVIDERS, THINKING_VALUES, Provider, Thinking, provider_profile
 
-
-@dataclass(frozen=True, slots=True)
-class Preset:
-    """Defaults for one known provider; any field the caller gives wins."""
-
-    base_url: str
-    model: str | None
-    api_key: str | None = None  # only for endpoints that ignore the key (Ollama)
-
-
-PRESETS: dict[str, Preset] = {
-    "deepseek": Preset("https://api.deepseek.com/v1", "deepseek-chat"),
-    "qwen": Preset("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-plus"),
-    "ollama": Preset("http://127.0.0.1:11434/v1", None, api_key="ollama"),
-    "openai": Preset("https://api.openai.com/v1", "gpt-4o-mini"),
-}
+PRESETS = PROVIDERS  # the known servers by name (see providers.py for what each needs)
 
 # Self-hosted servers (vLLM, llama.cpp, LM Studio) usually accept any bearer token; the SDK
 # insists on one, so a custom endpoint without a key gets this placeholder.
@@ -43,12 +29,15 @@ class OpenAICompatConfig:
     model: str
     api_key: str = field(repr=False)
     timeout_s: float = 60.0
-    max_retries: int = 2
     stream: bool = True
     temperature: float | None = None
     stream_usage: bool = True  # ask for a final usage chunk (stream_options.include_usage)
-    backoff_s: float = 0.5  # first retry delay; doubles per attempt
-    max_backoff_s: float = 8.0
+    thinking: Thinking = "auto"  # TETHER_MODEL_THINKING: switch the model's thinking on/off, or leave it
+
+    @property
+    def profile(self) -> Provider:
+        """The server's wire rules (reasoning round trip, ignored fields, thinking switch)."""
+        return provider_profile(self.provider)
 
     @property
     def display_url(self) -> str:
@@ -63,12 +52,10 @@ def resolve_openai_config(
     api_key: str | None = None,
     *,
     timeout_s: float = 60.0,
-    max_retries: int = 2,
     stream: bool = True,
     temperature: float | None = None,
     stream_usage: bool = True,
-    backoff_s: float = 0.5,
-    max_backoff_s: float = 8.0,
+    thinking: str = "auto",
 ) -> OpenAICompatConfig:
     """Fill the gaps from the provider's preset and check the result; raise ``ConfigError``.
 
@@ -79,7 +66,10 @@ def resolve_openai_config(
     if preset is None and not base_url:
         known = ", ".join(sorted(PRESETS))
         raise ConfigError(f"unknown model provider {provider!r}: use one of {known}, or give a base_url")
-    url = base_url or (preset.base_url if preset else "")
+    mode = thinking.strip().lower()
+    if mode not in THINKING_VALUES:
+        raise ConfigError(f"model thinking must be one of {', '.join(THINKING_VALUES)}, got {thinking!r}")
+    url = base_url or (preset.base_url if preset and preset.base_url else "")
     if urlsplit(url).scheme not in ("http", "https"):
         raise ConfigError(f"model base_url must be an http(s) URL, got {redact_url(url)!r}")
     chosen_model = model or (preset.model if preset else None)
@@ -88,20 +78,18 @@ def resolve_openai_config(
     key = api_key or (preset.api_key if preset else NO_KEY)
     if not key:
         raise ConfigError(f"no API key given for model provider {name!r}")
-    if timeout_s <= 0 or max_retries < 0 or backoff_s < 0 or max_backoff_s < 0:
-        raise ConfigError("model timeout must be positive and retry settings non-negative")
+    if timeout_s <= 0:
+        raise ConfigError("model timeout must be positive")
     return OpenAICompatConfig(
         provider=name,
         base_url=url.rstrip("/"),
         model=chosen_model,
         api_key=key,
         timeout_s=timeout_s,
-        max_retries=max_retries,
         stream=stream,
         temperature=temperature,
         stream_usage=stream_usage,
-        backoff_s=backoff_s,
-        max_backoff_s=max_backoff_s,
+        thinking=mode,
     )
 
 

@@ -176,6 +176,19 @@ export class Conversation {
     return row;
   }
 
+  // the model's reasoning before a decision: a collapsed "thinking" item in the timeline, never the answer
+  thought(block, reasoning) {
+    const tl = this.timeline(block);
+    const label = h("span", { class: "tool-name" });
+    label.textContent = t("thought");
+    const pre = h("pre", { class: "reasoning" });
+    pre.textContent = reasoning;
+    const summary = h("summary", {}, h("span", { class: "dot", "aria-hidden": "true" }), label);
+    const body = h("div", { class: "tool-body" }, h("div", { class: "tool-detail" }, pre));
+    tl.list.append(h("li", { class: "tool-row thought", dataset: { status: "thought" } }, h("details", {}, summary, body)));
+    if (!tl.count) tl.summary.textContent = t("thought"); // no tool yet: the timeline holds thinking only
+  }
+
   setRow(row, status, label) {
     row.status = status;
     row.el.dataset.status = status;
@@ -276,6 +289,9 @@ const HANDLERS = {
     const tokens = block.stream ? block.stream.tokens : 0;
     this.answer(block, data.content || "", tokens);
     if (live) announce(t("answerDone"));
+  },
+  MODEL_DECISION(data, event) {
+    if (data.reasoning) this.thought(this.current(event), data.reasoning);
   },
   TOOL_CALL_REQUESTED(data, event) {
     this.endStream(this.current(event), true);
