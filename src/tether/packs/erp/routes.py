@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from tether.abuse import login_attempt
 from tether.pack import IdentityDep, ToolError, Unauthorized
 from tether.packs.erp.client import LoginExpired
 from tether.packs.erp.identity import ErpIdentityProvider
@@ -27,13 +28,16 @@ def build_router(erp: Erp, provider: ErpIdentityProvider) -> APIRouter:
     router = APIRouter(prefix="/api/auth", tags=["auth"])
 
     @router.post("/login", summary="Log in with an ERP username and password; returns the ERP token")
-    async def login(body: Login) -> dict[str, Any]:
+    async def login(body: Login, request: Request) -> dict[str, Any]:
+        attempt = await login_attempt(request, body.username)  # 429 while locked out: the ERP is not asked
         try:
             answer = await erp.client.login(body.username, body.password)
         except LoginExpired:
+            await attempt.failed()  # only wrong credentials count, never an unreachable ERP
             raise Unauthorized("wrong ERP username or password") from None
         except ToolError as exc:
             raise Unauthorized(f"the ERP login failed: {exc.message}") from None
+        await attempt.succeeded()
         return {"token": answer.get("token"), "expiresAt": answer.get("expiresAt"), "user": answer.get("user")}
 
     @router.post("/logout", summary="Revoke the ERP token this request carries")
