@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tether.abuse.budget import UserBudget
-from tether.abuse.login import LoginAttempt, LoginGuard, login_attempt
+from fastapi import Request
+
+from tether.abuse.login import LoginAttempt, LoginGuard, client_address
 from tether.abuse.refusal import LimitReached, Refused
 from tether.abuse.storage import StorageDown, open_storage
 from tether.settings import Settings
@@ -26,5 +28,10 @@ class AbuseLimits:
         storage, down = open_storage(settings), StorageDown()
         return cls(LoginGuard(storage, settings, refused, down), UserBudget(storage, settings, refused, down))
 
+    async def login_attempt(self, request: Request, username: str) -> LoginAttempt:
+        """A login route's first step (``request.app.state.services.abuse``): 429 while ``username``
+        or the caller's address is locked out, else the attempt, whose end the route reports."""
+        return await self.login.admit(username, client_address(request))
 
-__all__ = ["AbuseLimits", "LimitReached", "LoginAttempt", "LoginGuard", "UserBudget", "login_attempt"]
+
+__all__ = ["AbuseLimits", "LimitReached", "LoginAttempt", "LoginGuard", "UserBudget"]

@@ -132,8 +132,5 @@ class LoginAttempt:
             self._guard.down(exc)
 
 
-async def login_attempt(request: Request, username: str) -> LoginAttempt:
-    """A login route's first line: 429 while ``username`` or the caller's address is locked out."""
-    guard: LoginGuard = request.app.state.services.abuse.login  # built by tether.wiring for every app
-    address = request.client.host if request.client is not None else "unknown"
-    return await guard.admit(username, address)
+def client_address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"

@@ -11,7 +11,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from tether.abuse import login_attempt
 from tether.pack import IdentityDep, ToolError, Unauthorized
 from tether.packs.erp.client import LoginExpired
 from tether.packs.erp.identity import ErpIdentityProvider
@@ -29,7 +28,8 @@ def build_router(erp: Erp, provider: ErpIdentityProvider) -> APIRouter:
 
     @router.post("/login", summary="Log in with an ERP username and password; returns the ERP token")
     async def login(body: Login, request: Request) -> dict[str, Any]:
-        attempt = await login_attempt(request, body.username)  # 429 while locked out: the ERP is not asked
+        # 429 while the username or the address is locked out (tether.abuse): the ERP is not asked
+        attempt = await request.app.state.services.abuse.login_attempt(request, body.username)
         try:
             answer = await erp.client.login(body.username, body.password)
         except LoginExpired:
