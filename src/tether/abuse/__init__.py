@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tether.abuse.budget import UserBudget
 from fastapi import Request
 
+from tether.abuse.budget import UserBudget
 from tether.abuse.login import LoginAttempt, LoginGuard, client_address
 from tether.abuse.refusal import LimitReached, Refused
 from tether.abuse.storage import StorageDown, open_storage
