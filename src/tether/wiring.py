@@ -64,9 +64,9 @@ class Services:
     deps: TurnDeps
     audit: SqlAuditLog
     ops: OpService
+    abuse: AbuseLimits  # login lock-outs and the users' budgets (tether.abuse)
     metrics: Metrics = field(default_factory=Metrics)
     tracing: Tracing | None = None
-    abuse: AbuseLimits | None = None  # login lock-outs and the users' budgets (tether.abuse)
     extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
     stopping: bool = False  # a graceful shutdown began: not ready for new traffic
@@ -241,7 +241,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         deps,
         audit,
         ops,
+        abuse,
         metrics=metrics,
         tracing=tracing,
-        abuse=abuse,
     )

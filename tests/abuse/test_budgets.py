@@ -34,6 +34,18 @@ def ask(client: TestClient, who: dict[str, str], message: str = "hello") -> Any:
     return client.post("/api/agent/sessions", json={"message": message}, headers=who)
 
 
+def agui_input(text: str) -> dict[str, Any]:
+    return {
+        "threadId": f"thread-{uuid.uuid4().hex[:8]}",
+        "runId": "run-1",
+        "messages": [{"id": "m1", "role": "user", "content": text}],
+        "state": {},
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+
+
 def refusals(client: TestClient, kind: str) -> float:
     for line in client.get("/metrics").text.splitlines():
         if line.startswith(f'tether_limit_refusals_total{{kind="{kind}"}}'):
@@ -56,9 +68,11 @@ def test_a_user_over_the_token_budget_gets_429_and_another_user_does_not(tmp_pat
             f"/api/agent/sessions/{first.json()['sessionId']}/messages", json={"message": "and?"}, headers=ALICE
         )
         assert more.status_code == 429, more.text
+        agui = client.post("/api/agui", json=agui_input("and through AG-UI?"), headers=ALICE)
+        assert agui.status_code == 429 and "TETHER_USER_DAILY_TOKENS" in agui.json()["error"], agui.text
         other = ask(client, BOB)
         assert other.status_code == 200 and other.json()["status"] == "SUCCEEDED", other.text
-        assert refusals(client, "daily_tokens") == 2
+        assert refusals(client, "daily_tokens") == 3
     model.assert_consumed()  # the refused requests never reached the model
 
 

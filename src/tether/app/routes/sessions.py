@@ -51,8 +51,7 @@ async def create_session(
 
 async def _within_budget(services: Services, who: Identity) -> None:
     """429 naming the budget when a daily budget of the caller is spent: no turn starts."""
-    if services.abuse is not None:
-        await services.abuse.budget.admit_turn(who.owner)
+    await services.abuse.budget.admit_turn(who.owner)
 
 
 _ARCHIVED = {"false": False, "true": True, "all": None}
