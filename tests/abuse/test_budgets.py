@@ -6,12 +6,14 @@ share the budget; ``/metrics`` counts the refusals by kind."""
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tether.app.main import create_app
@@ -117,3 +119,15 @@ def test_replicas_sharing_redis_share_a_users_budget(tmp_path: Path) -> None:
         assert ask(a, ALICE).json()["status"] == "SUCCEEDED"
         r = ask(b, ALICE)  # the other replica knows what alice spent
         assert r.status_code == 429 and "TETHER_USER_DAILY_TOKENS" in r.json()["error"], r.text
+
+
+def test_with_redis_down_the_budgets_are_not_applied_and_the_log_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An outage of the counter store must not refuse every user: the turns run, loudly."""
+    model = ScriptedModel([text("one", usage=Usage(500, 5)), text("two")])
+    settings = {"user_daily_tokens": 100, "redis_url": "redis://127.0.0.1:1/0"}  # nothing listens there
+    with caplog.at_level(logging.WARNING, logger="tether.abuse"), app(tmp_path, model, **settings) as client:
+        assert ask(client, ALICE).json()["status"] == "SUCCEEDED"
+        assert ask(client, ALICE).json()["status"] == "SUCCEEDED"
+    assert any("abuse limits are not applied" in r.getMessage() for r in caplog.records)

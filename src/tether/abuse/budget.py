@@ -48,6 +48,8 @@ class UserBudget:
 
     async def admit_turn(self, owner: Owner) -> None:
         """``LimitReached`` (429) when a daily budget of the user is spent."""
+        if self.down.skipping:
+            return
         try:
             for kind, item, what in self.daily:
                 if not await self.fixed.test(item, kind, _user(owner)):
@@ -62,6 +64,8 @@ class UserBudget:
             self.down(exc)
 
     async def charge_model(self, owner: Owner, usage: Usage | None) -> None:
+        if self.down.skipping:
+            return
         spent = {"daily_model_calls": 1, "daily_tokens": usage.prompt_tokens + usage.completion_tokens if usage else 0}
         try:
             for kind, item, _ in self.daily:
@@ -71,7 +75,7 @@ class UserBudget:
             self.down(exc)
 
     async def take_tool_call(self, owner: Owner) -> str | None:
-        if self.tool_calls is None:
+        if self.tool_calls is None or self.down.skipping:
             return None
         try:
             if await self.moving.hit(self.tool_calls, "tool_calls", _user(owner)):

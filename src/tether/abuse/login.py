@@ -62,6 +62,8 @@ class LoginGuard:
     async def admit(self, username: str, address: str) -> LoginAttempt:
         """The attempt, or ``LimitReached`` (429) while the username or the address is locked out."""
         ids = self._ids(username, address)
+        if self.down.skipping:
+            return LoginAttempt(self, ids)
         try:
             for scope, ident in ids:
                 if scope.max_failures <= 0:
@@ -120,12 +122,16 @@ class LoginAttempt:
 
     async def failed(self) -> None:
         """Wrong credentials: counts towards the lock-outs."""
+        if self._guard.down.skipping:
+            return
         try:
             await self._guard._failed(self._ids)
         except Exception as exc:
             self._guard.down(exc)
 
     async def succeeded(self) -> None:
+        if self._guard.down.skipping:
+            return
         try:
             await self._guard._succeeded(self._ids)
         except Exception as exc:

@@ -43,13 +43,23 @@ def key(*parts: str) -> str:
 
 
 class StorageDown:
-    """Says once a minute that the counters cannot be reached (the limits are off meanwhile)."""
+    """The storage's failures: each is logged (once a minute at most), and for ``PAUSE_S`` after
+    one the limits skip the storage (a Redis that does not answer must not add its timeouts to
+    every login and turn); the limits are off meanwhile."""
+
+    PAUSE_S = 10.0
 
     def __init__(self) -> None:
         self._said = 0.0
+        self._until = 0.0
 
     def __call__(self, exc: Exception) -> None:
         now = time.monotonic()
+        self._until = now + self.PAUSE_S
         if now - self._said >= 60:
             self._said = now
-            log.warning("abuse limits are not applied: their storage failed (%s)", type(exc).__name__)
+            log.warning("abuse limits are not applied: their storage failed (%s: %s)", type(exc).__name__, exc)
+
+    @property
+    def skipping(self) -> bool:
+        return time.monotonic() < self._until

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.packs.erp.conftest import ErpServer
+from tests.servers import free_port
 from tether.erp_demo import facts
 
 LIMITS = {
@@ -115,3 +116,21 @@ def test_two_replicas_sharing_redis_share_the_count(tmp_path: Path) -> None:
             b.stop()
     finally:
         a.stop()
+
+
+def test_an_unreachable_erp_locks_no_one_out(tmp_path: Path) -> None:
+    """Only wrong credentials count: logins that fail because the ERP does not answer are no
+    guesses, and the user gets in once it is back."""
+    down = f"http://127.0.0.1:{free_port()}/erp"  # nothing listens there
+    server = ErpServer(
+        tmp_path, TETHER_PACKS="tether.packs.erp.pack", TETHER_ERP_EMBEDDED="false", TETHER_ERP_BASE_URL=down, **LIMITS
+    ).start(timeout=120)
+    try:
+        for _ in range(8):
+            r = login(server, "sales01", facts.PASSWORD)
+            assert r.status_code in (401, 503), r.text  # the ERP's failure, never a lock-out
+            assert "too many failed logins" not in r.text
+        assert "tether_limit_refusals_total{" not in httpx.get(f"{server.url}/metrics").text
+        server.assert_no_server_errors()
+    finally:
+        server.stop()
