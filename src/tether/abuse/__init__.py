@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from tether.abuse.budget import UserBudget
-from tether.abuse.login import LoginAttempt, LoginGuard, client_address
+from tether.abuse.login import EndLoginAttempts, LoginAttempt, LoginGuard, client_address
 from tether.abuse.refusal import LimitReached, Refused
 from tether.abuse.storage import StorageDown, open_storage
 from tether.settings import Settings
@@ -31,7 +31,9 @@ class AbuseLimits:
     async def login_attempt(self, request: Request, username: str) -> LoginAttempt:
         """A login route's first step (``request.app.state.services.abuse``): 429 while ``username``
         or the caller's address is locked out, else the attempt, whose end the route reports."""
-        return await self.login.admit(username, client_address(request))
+        attempt = await self.login.admit(username, client_address(request))
+        request.state.login_attempt = attempt  # ended with the request (``EndLoginAttempts``)
+        return attempt
 
 
-__all__ = ["AbuseLimits", "LimitReached", "LoginAttempt", "LoginGuard", "UserBudget"]
+__all__ = ["AbuseLimits", "EndLoginAttempts", "LimitReached", "LoginAttempt", "LoginGuard", "UserBudget"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -94,6 +95,21 @@ def test_an_address_spraying_usernames_is_locked_out_and_others_are_not(guarded:
     assert erp_logins(guarded) == before
     ok = login(guarded, "sales01", facts.PASSWORD, address="127.0.0.4")
     assert ok.status_code == 200, ok.text
+
+
+def test_fifty_guesses_at_once_get_no_more_than_the_limit_to_the_erp(guarded: ErpServer) -> None:
+    """Attempts still being checked count: a burst cannot slip past the limit before the first
+    failures are recorded."""
+    before = erp_logins(guarded)
+    with ThreadPoolExecutor(max_workers=25) as pool:
+        codes = list(pool.map(lambda i: login(guarded, "sales04", f"burst-{i}", "127.0.0.6").status_code, range(50)))
+    assert set(codes) <= {401, 429}, codes
+    assert 1 <= codes.count(401) <= 5, codes
+    assert erp_logins(guarded) - before == codes.count(401)
+    r = login(guarded, "sales04", facts.PASSWORD, address="127.0.0.7")
+    if codes.count(401) == 5:  # the burst used up the failures: locked out
+        assert r.status_code == 429, r.text
+    guarded.assert_no_server_errors()
 
 
 def test_two_replicas_sharing_redis_share_the_count(tmp_path: Path) -> None:
