@@ -35,4 +35,5 @@ def duration(seconds: float) -> str:
         return f"{s} s"
     if s < 3600:
         return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
-    return f"{s // 3600} h {s % 3600 // 60} min"
+    minutes = s % 3600 // 60
+    return f"{s // 3600} h {minutes} min" if minutes else f"{s // 3600} h"
