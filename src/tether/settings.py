@@ -112,6 +112,23 @@ class Settings(BaseSettings):
         False, description="record prompts, completions, tool arguments and results (business data) on spans"
     )
     otel_service_name: str = Field("tether", description="service.name of the exported traces")
+    login_max_failures: int = Field(
+        5, ge=0, description="failed logins of one username within TETHER_LOGIN_WINDOW_S that lock it out (0: no limit)"
+    )
+    login_max_address_failures: int = Field(
+        20, ge=0, description="failed logins from one client address (any usernames) that lock it out (0: no limit)"
+    )
+    login_window_s: int = Field(60, ge=1, description="the moving window the failed logins are counted in")
+    login_lockout_s: int = Field(60, ge=1, description="the first lock-out; each further one within a day doubles")
+    login_lockout_max_s: int = Field(3600, ge=1, description="the longest lock-out")
+    user_daily_tokens: int = Field(
+        0, ge=0, description="model tokens (prompt + completion) per user per day (0: unlimited)"
+    )
+    user_daily_model_calls: int = Field(0, ge=0, description="model calls per user per day (0: unlimited)")
+    user_tool_calls_per_minute: int = Field(0, ge=0, description="tool calls per user per minute (0: unlimited)")
+    limits_namespace: str = Field(
+        "tether", min_length=1, description="prefix of the abuse counters' keys in Redis; one per deployment"
+    )
 
     @property
     def pack_refs(self) -> list[str]:

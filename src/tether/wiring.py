@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tether.abuse import AbuseLimits
 from tether.bus import InProcessBus
 from tether.core.pipeline import MESSAGES, ToolPipeline
 from tether.core.ports import ChatModel
@@ -63,6 +64,7 @@ class Services:
     deps: TurnDeps
     audit: SqlAuditLog
     ops: OpService
+    abuse: AbuseLimits  # login lock-outs and the users' budgets (tether.abuse)
     metrics: Metrics = field(default_factory=Metrics)
     tracing: Tracing | None = None
     extras: dict[str, Any] = field(default_factory=dict)
@@ -197,7 +199,10 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     )
     audit = SqlAuditLog(settings.database_url, store)  # rows ride the store's group commit
     telemetry, metrics, tracing = build_telemetry(settings)
-    pipeline = ToolPipeline(registry, default_timeout_s=settings.tool_timeout_s, audit=audit, telemetry=telemetry)
+    abuse = AbuseLimits.from_settings(settings, metrics.refused)
+    pipeline = ToolPipeline(
+        registry, default_timeout_s=settings.tool_timeout_s, audit=audit, telemetry=telemetry, budget=abuse.budget
+    )
     deps = TurnDeps(
         store,
         bus,
@@ -208,6 +213,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
         prompt_sections=[(p.audience, by_grants(section)) for p in packs for section in p.prompt_sections],
         telemetry=telemetry,
+        budget=abuse.budget,
     )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
@@ -237,6 +243,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         deps,
         audit,
         ops,
+        abuse,
         metrics=metrics,
         tracing=tracing,
     )

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.routing import Route
 
 from tether import __version__
+from tether.abuse import EndLoginAttempts
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.limits import LimitRequestBody
@@ -72,6 +73,7 @@ def create_app(
     app.state.identity = identity
     errors.install(app)
     app.add_middleware(RejectNulInPath)
+    app.add_middleware(EndLoginAttempts)  # a login attempt counts as in flight until its request is over
     app.add_middleware(RejectUnpairedSurrogates)  # JSON bodies: valid Unicode, or 422 before any route
     app.add_middleware(LimitRequestBody, max_bytes=settings.max_body_bytes)  # outermost: before any route
     for r in (

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from tether.core.events import EventType
 from tether.core.messages import ToolCall
+from tether.core.ports import NoBudget, UsageBudget
 from tether.core.session import Step
 from tether.core.telemetry import TOOL_CALL, NoTelemetry, Telemetry
 from tether.core.tools import (
@@ -115,8 +116,10 @@ class ToolPipeline:
         max_rows: int = 200,
         audit: AuditSink | None = None,
         telemetry: Telemetry | None = None,
+        budget: UsageBudget | None = None,
     ) -> None:
         self.registry = registry
+        self.budget: UsageBudget = budget or NoBudget()
         self.default_timeout_s = default_timeout_s
         self.max_rows = max_rows
         self.audit = audit
@@ -162,6 +165,9 @@ class ToolPipeline:
         try:
             t, args = self._admit(call, allowed, ctx)
             step.args = args
+            refused = await self.budget.take_tool_call(ctx.owner)  # the user's tool calls per minute
+            if refused:
+                raise ToolError(refused)
             if before_execute is not None and not (t.read_only or t.proposes):
                 await before_execute()
             result = await self._execute(t, args, ctx)

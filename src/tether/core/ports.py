@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tether.core.events import RuntimeEvent
-from tether.core.messages import ModelReply, ModelRequest
+from tether.core.messages import ModelReply, ModelRequest, Usage
 from tether.core.session import AgentSession, Owner, Status
 
 
@@ -228,3 +228,25 @@ class EventBus(Protocol):
     def publish(self, event: RuntimeEvent) -> None: ...
 
     def subscribe(self, session_id: str) -> Subscription: ...
+
+
+class UsageBudget(Protocol):
+    """A user's budgets for model use and tool calls (implemented outside the core: ``tether.abuse``).
+    The turn charges every model call it made; the pipeline asks before every tool call. Whether a
+    turn may start at all is the entry points' question, answered before the core runs."""
+
+    async def charge_model(self, owner: Owner, usage: Usage | None) -> None: ...
+
+    async def take_tool_call(self, owner: Owner) -> str | None:
+        """None: the call may run (and is counted); otherwise why not, as the call's error."""
+        ...
+
+
+class NoBudget:
+    """No budgets: what the core runs with unless it is given one."""
+
+    async def charge_model(self, owner: Owner, usage: Usage | None) -> None:
+        return None
+
+    async def take_tool_call(self, owner: Owner) -> str | None:
+        return None

@@ -20,7 +20,7 @@ from tether.core.events import EventType, RuntimeEvent
 from tether.core.loop import Decision
 from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_message
 from tether.core.pipeline import Outcome, ToolPipeline, frame
-from tether.core.ports import AsyncJob, ChatModel, Commit, EventBus, SessionStore
+from tether.core.ports import AsyncJob, ChatModel, Commit, EventBus, NoBudget, SessionStore, UsageBudget
 from tether.core.prompt import system_prompt
 from tether.core.session import AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
@@ -59,6 +59,7 @@ class TurnDeps:
     # packs' extra system-prompt text, each for the sessions of the listed identity providers (empty: all)
     prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None
     telemetry: Telemetry = field(default_factory=NoTelemetry)  # spans and metrics (tether.telemetry)
+    budget: UsageBudget = field(default_factory=NoBudget)  # the user's model budgets (tether.abuse)
 
 
 ALWAYS_ALLOWED = frozenset({"load_skill", "ask_user"})  # built-in tools every turn may call
@@ -200,6 +201,7 @@ class Turn:
             if reply.usage is not None:
                 span.set("gen_ai.usage.input_tokens", reply.usage.prompt_tokens)
                 span.set("gen_ai.usage.output_tokens", reply.usage.completion_tokens)
+            await self.deps.budget.charge_model(s.owner, reply.usage)
             span.content("gen_ai.output.messages", lambda: [reply.to_message()])
             return reply
 

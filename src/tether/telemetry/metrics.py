@@ -63,6 +63,9 @@ class Metrics:
         self.op_actions = Counter(
             "tether_op_actions", "Op confirms and executions by outcome", ["action", "outcome"], registry=r
         )
+        self.limit_refusals = Counter(
+            "tether_limit_refusals", "Logins, turns and tool calls refused by an abuse limit", ["kind"], registry=r
+        )
         self.jobs_waiting = Gauge("tether_async_jobs_waiting", "Async jobs waiting for their callback", registry=r)
         self.ops = Gauge("tether_ops", "Write ops by state", ["state"], registry=r)
         self.sse_clients = Gauge("tether_sse_clients", "Open SSE event streams", registry=r)
@@ -101,6 +104,11 @@ class Metrics:
         self.ops.clear()
         for state, n in counts.items():
             self.ops.labels(state).set(n)
+
+    def refused(self, kind: str) -> None:
+        """One refusal by an abuse limit (``tether.abuse``): login_user, login_address,
+        daily_tokens, daily_model_calls or tool_calls_per_minute."""
+        self.limit_refusals.labels(kind).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -60,6 +60,7 @@ async def _begin(
     text = last_user_text(run)
     if not text:
         raise InvalidInput("the input needs a user message (or resume entries)", field="messages")
+    await services.abuse.budget.admit_turn(who.owner)  # 429 when a daily budget is spent: no turn starts
     if s is None:
         try:
             await runtime.start_session(who, text, {}, wait=False, session_id=thread_id)

@@ -44,8 +44,14 @@ async def create_session(
         max_depth=limits.max_context_depth,
         max_keys=limits.max_context_keys,
     )
+    await _within_budget(services, who)
     s = await services.runtime.start_session(who, body.message, body.globalContext, wait=wait)
     return session_view(s) | {"writeState": await _write_state(services, who, s.session_id)}
+
+
+async def _within_budget(services: Services, who: Identity) -> None:
+    """429 naming the budget when a daily budget of the caller is spent: no turn starts."""
+    await services.abuse.budget.admit_turn(who.owner)
 
 
 _ARCHIVED = {"false": False, "true": True, "all": None}
@@ -115,11 +121,13 @@ async def post_message(
     who: IdentityDep,
     wait: bool = Query(True, description="false: return at once and follow the turn on /events"),
 ) -> dict[str, Any]:
+    await _within_budget(services, who)
     return await _view(services, who, await services.runtime.post_message(session_id, who, body.message, wait=wait))
 
 
 @router.post("/{session_id}/resume", summary="Resume a session whose async jobs are done or whose runner died")
 async def resume(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    await _within_budget(services, who)
     return await _view(services, who, await services.runtime.resume(session_id, who))
 
 
@@ -137,6 +145,7 @@ async def answer(
     if entry.get("kind") == "proposal":
         raise InvalidInput("a write proposal is confirmed or cancelled through /api/ops, not answered here")
     result = {"values": body.values} if body.values is not None else {"answer": body.answer}
+    await _within_budget(services, who)
     return await _view(
         services, who, await services.runtime.complete_interaction(session_id, who, interaction_id, result)
     )

@@ -27,13 +27,17 @@ def build_router(erp: Erp, provider: ErpIdentityProvider) -> APIRouter:
     router = APIRouter(prefix="/api/auth", tags=["auth"])
 
     @router.post("/login", summary="Log in with an ERP username and password; returns the ERP token")
-    async def login(body: Login) -> dict[str, Any]:
+    async def login(body: Login, request: Request) -> dict[str, Any]:
+        # 429 while the username or the address is locked out (tether.abuse): the ERP is not asked
+        attempt = await request.app.state.services.abuse.login_attempt(request, body.username)
         try:
             answer = await erp.client.login(body.username, body.password)
         except LoginExpired:
+            await attempt.failed()  # only wrong credentials count, never an unreachable ERP
             raise Unauthorized("wrong ERP username or password") from None
         except ToolError as exc:
             raise Unauthorized(f"the ERP login failed: {exc.message}") from None
+        await attempt.succeeded()
         return {"token": answer.get("token"), "expiresAt": answer.get("expiresAt"), "user": answer.get("user")}
 
     @router.post("/logout", summary="Revoke the ERP token this request carries")
