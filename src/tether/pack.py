@@ -15,7 +15,8 @@ What is here:
   ``OpExecutor`` port a pack implements to carry confirmed ops out (``Pack.op_executors``);
 - the offline planner's hooks: ``Extractor``, ``PlannerQuestion``, ``render``;
 - identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes;
-- errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``ConfigError``;
+- errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``Unavailable``,
+  ``ConfigError``;
 - a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``, and its own
   Alembic history: ``PackMigrations`` (``Pack.migrations``), ``alembic_env`` (its ``env.py``),
   ``upgrade_pack`` (for a pack's own commands that run without the server);
@@ -48,7 +49,7 @@ from tether.core.tools import (
     ToolContext,
     tool,
 )
-from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolError, Unauthorized
+from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolError, Unauthorized, Unavailable
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
 from tether.models.planner import Extractor, PlannerQuestion, render
@@ -93,6 +94,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "Unauthorized",
+    "Unavailable",
     "alembic_env",
     "create_read_engine",
     "draft_op",

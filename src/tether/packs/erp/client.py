@@ -4,17 +4,25 @@ client with these methods, not another design.
 
 The user's token is an argument of every call and goes only into the ``Authorization`` header;
 it is never logged, cached by value or put in an error message. ERP failures are translated
-here: 401 → ``LoginExpired``; other refusals → ``ToolError`` with the ERP's message.
+here: 401 → ``LoginExpired``; an ERP that cannot be reached (connection refused, timeout, a
+gateway's 502/503/504) → ``ErpUnreachable``, counted by the circuit breaker (``breaker.py``),
+which then fails calls fast until a probe gets through; other refusals → ``ToolError`` with the
+ERP's message.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import httpx
 
 from tether.pack import ToolError
+from tether.packs.erp.breaker import CircuitBreaker
+
+UNREACHABLE_MESSAGE = "ERP 暂时无法访问，请稍后重试。(The ERP cannot be reached right now; try again shortly.)"
+GATEWAY_STATUSES = frozenset({502, 503, 504})  # a proxy in front of the ERP saying it is down
 
 
 class LoginExpired(ToolError):
@@ -24,11 +32,27 @@ class LoginExpired(ToolError):
         super().__init__("the ERP login has expired; log in again", retryable=False)
 
 
+class ErpUnreachable(ToolError):
+    """The ERP could not be reached (or the breaker is open): an outage, not a refusal. Retryable;
+    ``retry_after_s`` is when trying again is worth it."""
+
+    def __init__(self, retry_after_s: int, reason: str) -> None:
+        super().__init__(UNREACHABLE_MESSAGE, retryable=True)
+        self.retry_after_s = retry_after_s
+        self.reason = reason  # for logs and tests: the transport error's name, "circuit open", "HTTP 503"
+
+
 class ErpClient:
     def __init__(
-        self, base_url: str, timeout_s: float = 15.0, metadata_ttl_s: float = 300.0, agent_key: str | None = None
+        self,
+        base_url: str,
+        timeout_s: float = 15.0,
+        metadata_ttl_s: float = 300.0,
+        agent_key: str | None = None,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.breaker = breaker or CircuitBreaker()
         self._agent = {"X-Agent-Key": agent_key} if agent_key else {}  # execStaging: the agent backend's call
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
         self._metadata_ttl_s = metadata_ttl_s
@@ -44,10 +68,21 @@ class ErpClient:
         headers = {"Authorization": token} if token else {}
         if agent:
             headers.update(self._agent)
+        breaker = self.breaker
+        if not breaker.admit():
+            raise ErpUnreachable(breaker.retry_after_s(), "circuit open")
         try:
             response = await self._http.request(method, path, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise ToolError(f"the ERP could not be reached ({type(exc).__name__})", retryable=True) from None
+            breaker.failed()
+            raise ErpUnreachable(breaker.retry_after_s(), type(exc).__name__) from None
+        except asyncio.CancelledError:
+            breaker.abandoned()
+            raise
+        if response.status_code in GATEWAY_STATUSES:
+            breaker.failed()
+            raise ErpUnreachable(breaker.retry_after_s(), f"HTTP {response.status_code}")
+        breaker.succeeded()
         if response.status_code == 401:
             raise LoginExpired()
         try:
