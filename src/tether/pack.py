@@ -20,7 +20,8 @@ What is here:
 - a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``, and its own
   Alembic history: ``PackMigrations`` (``Pack.migrations``), ``alembic_env`` (its ``env.py``),
   ``upgrade_pack`` (for a pack's own commands that run without the server);
-- the SQL sandbox: ``guard``, ``Policy``, ``GuardedQuery``, ``SqlRejected``, ``ReadOnlyExecutor``.
+- the SQL sandbox: ``guard``, ``GuardCache``, ``Policy``, ``GuardedQuery``, ``SqlRejected``,
+  ``ReadOnlyExecutor``, ``QueryResult``.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ from tether.ops.executor import OpExecutor
 from tether.ops.model import Op, OpOutcome, new_op_id
 from tether.ops.proposal import draft_op, propose_op
 from tether.pack_migrate import PackMigrations, alembic_env, upgrade_pack
-from tether.sqlguard import GuardedQuery, Policy, SqlRejected, guard
-from tether.sqlguard.executor import QueryFailed, ReadOnlyExecutor
+from tether.sqlguard import GuardCache, GuardedQuery, Policy, SqlRejected, guard
+from tether.sqlguard.executor import QueryFailed, QueryResult, ReadOnlyExecutor
 from tether.store.database import create_read_engine, normalize_url
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "Conflict",
     "ErrorResult",
     "Extractor",
+    "GuardCache",
     "GuardedQuery",
     "Handle",
     "Identity",
@@ -87,6 +89,7 @@ __all__ = [
     "PlannerQuestion",
     "Policy",
     "QueryFailed",
+    "QueryResult",
     "ReadOnlyExecutor",
     "SqlRejected",
     "Table",

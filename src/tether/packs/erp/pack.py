@@ -78,7 +78,7 @@ def pack(env: PackEnv) -> Pack:
 
     async def shutdown(_services: Any) -> None:
         await erp.client.aclose()
-        erp.query.executor.close()
+        await erp.query.executor.aclose()
         erp.query.state.engine.dispose()
 
     return Pack(
