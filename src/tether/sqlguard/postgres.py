@@ -5,8 +5,10 @@ each connection starts with ``default_transaction_read_only=on``, ``statement_ti
 ``standard_conforming_strings=on``, and each statement runs inside its own ``BEGIN READ ONLY``
 transaction with ``SET LOCAL statement_timeout``, which is rolled back, never committed.
 
-A statement is prepared once per connection (``PREPARE`` inside that read-only transaction, so
-whatever the text holds runs read-only), then run with ``EXECUTE``: the server parses and plans it
+A statement is prepared once per connection (``PREPARE`` inside that read-only transaction, sent
+over the extended protocol, so the text is one statement of the kinds PostgreSQL can prepare —
+never a ``SET``, a ``COMMIT`` or a second statement behind a ``;`` — and runs read-only), then run
+with ``EXECUTE``: the server parses and plans it
 once, as a plain client's driver does after a few runs. Prepared statements outlive the rollback
 (they are not transactional); at most ``max_prepared`` per connection, the oldest deallocated
 first. A connection that saw any error, or a cancellation, is closed, not reused. Once prepared,
@@ -71,7 +73,9 @@ class PostgresReads:
 
     async def _prepare(self, session: _Session, cursor: Any, sql: str) -> str:
         name = "tether_q_" + hashlib.sha256(sql.encode()).hexdigest()[:24]
-        await cursor.execute(f"PREPARE {name} AS {sql}")  # inside the read-only transaction
+        # inside the read-only transaction, and over the extended protocol (binary=True forces it):
+        # the server parses it as one statement, so nothing can be smuggled behind a ';'
+        await cursor.execute(f"PREPARE {name} AS {sql}", binary=True)
         session.prepared[sql] = name
         if len(session.prepared) > self._max_prepared:
             _, oldest = session.prepared.popitem(last=False)
