@@ -46,6 +46,7 @@ TENANT_COLUMN = "brands_id"
 SUBSIDIARY_COLUMN = "subsidiary_id"  # DESIGN §9: the tenant is brand + subsidiary
 OWN_ROWS_COLUMN = "salesman_id"  # the ERP's row scope (seed §7's jurisdiction): a customer's salesperson
 REPAIRS = 1  # attempts the model gets after a failed query of the same question
+MAX_POLICIES = 4096  # callers' policies kept (grants × tenant × own-rows user)
 
 
 @dataclass
@@ -57,6 +58,9 @@ class QueryService:
     _views: dict[str, str] | None = None  # view name -> form id
     _columns: dict[str, frozenset[str]] = field(default_factory=dict)  # view name -> its columns
     _failures: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    # (grants, tenant, own-rows user) -> the Policy they give: a pure function of those and the
+    # views' config, which is read once per process like views() and columns()
+    _policies: dict[tuple[frozenset[str], str, str | None], Policy] = field(default_factory=dict)
 
     def views(self) -> dict[str, str]:
         if self._views is None:
@@ -73,6 +77,16 @@ class QueryService:
     def policy(self, ctx: ToolContext, own_rows: bool = False) -> Policy:
         """The caller's views, each filtered to their brand, their subsidiary and — ``own_rows`` —
         their own customers' rows, wherever the view has those columns."""
+        key = (ctx.grants, ctx.owner.tenant, ctx.owner.user_id if own_rows else None)
+        known = self._policies.get(key)
+        if known is None:
+            known = self._build_policy(ctx, own_rows)
+            if len(self._policies) >= MAX_POLICIES:
+                self._policies.clear()
+            self._policies[key] = known
+        return known
+
+    def _build_policy(self, ctx: ToolContext, own_rows: bool) -> Policy:
         brand, subsidiary = brand_of(ctx.owner.tenant), subsidiary_of(ctx.owner.tenant)
         if brand is None:
             raise ToolError("query_data needs an ERP login (this identity has no ERP brand)")
