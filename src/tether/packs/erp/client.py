@@ -13,6 +13,7 @@ ERP's message.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -21,6 +22,7 @@ import httpx
 from tether.pack import ToolError
 from tether.packs.erp.breaker import CircuitBreaker
 
+log = logging.getLogger("tether.erp")
 UNREACHABLE_MESSAGE = "ERP 暂时无法访问，请稍后重试。(The ERP cannot be reached right now; try again shortly.)"
 GATEWAY_STATUSES = frozenset({502, 503, 504})  # a proxy in front of the ERP saying it is down
 
@@ -40,6 +42,14 @@ class ErpUnreachable(ToolError):
         super().__init__(UNREACHABLE_MESSAGE, retryable=True)
         self.retry_after_s = retry_after_s
         self.reason = reason  # for logs and tests: the transport error's name, "circuit open", "HTTP 503"
+
+
+class ErpRefused(ToolError):
+    """The ERP answered with an error status other than 401; ``status`` is that status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"the ERP refused the request ({status}): {message}")
+        self.status = status
 
 
 class ErpClient:
@@ -74,14 +84,14 @@ class ErpClient:
         try:
             response = await self._http.request(method, path, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
-            breaker.failed()
-            raise ErpUnreachable(breaker.retry_after_s(), type(exc).__name__) from None
+            raise self._unreachable(type(exc).__name__) from None
         except asyncio.CancelledError:
             breaker.abandoned()
             raise
         if response.status_code in GATEWAY_STATUSES:
-            breaker.failed()
-            raise ErpUnreachable(breaker.retry_after_s(), f"HTTP {response.status_code}")
+            raise self._unreachable(f"HTTP {response.status_code}")
+        if breaker.opened_at is not None:
+            log.info("the ERP answers again; calls go through")
         breaker.succeeded()
         if response.status_code == 401:
             raise LoginExpired()
@@ -91,8 +101,23 @@ class ErpClient:
             body = {"msg": response.text[:200]}
         if response.status_code >= 400:
             message = body.get("msg") or body.get("error") or body.get("detail") or response.reason_phrase
-            raise ToolError(f"the ERP refused the request ({response.status_code}): {message}")
+            raise ErpRefused(response.status_code, str(message))
         return body if isinstance(body, dict) else {"data": body}
+
+    def _unreachable(self, reason: str) -> ErpUnreachable:
+        """A call that could not reach the ERP: counted, logged when it opens the breaker (the
+        reason and the ERP's address only, never a token)."""
+        was_open = self.breaker.opened_at is not None
+        self.breaker.failed()
+        if self.breaker.opened_at is not None and not was_open:
+            log.warning(
+                "the ERP at %s cannot be reached (%s, %d calls in a row); calls fail at once for %gs, then one probe",
+                self.base_url,
+                reason,
+                self.breaker.consecutive,
+                self.breaker.reset_s,
+            )
+        return ErpUnreachable(self.breaker.retry_after_s(), reason)
 
     # ---- identity ---------------------------------------------------------------------------------
 

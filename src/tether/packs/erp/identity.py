@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from tether.pack import Identity, Owner, ToolError, Unavailable
-from tether.packs.erp.client import ErpClient, ErpUnreachable, LoginExpired
+from tether.packs.erp.client import UNREACHABLE_MESSAGE, ErpClient, ErpRefused, ErpUnreachable, LoginExpired
 
 PROVIDER = "erp"
 
@@ -68,6 +68,10 @@ class ErpIdentityProvider:
             return None
         except ErpUnreachable as exc:  # an outage: the session and the cached identity stay as they are
             raise Unavailable(exc.message, exc.retry_after_s, upstream="erp") from None
+        except ErpRefused as exc:
+            if exc.status >= 500:  # the ERP is up but failing: not the caller's login either
+                raise Unavailable(UNREACHABLE_MESSAGE, self.client.breaker.retry_after_s(), upstream="erp") from None
+            return None
         except ToolError:
             return None  # the ERP answered but refused /me: the token cannot be trusted
 
