@@ -1,6 +1,10 @@
 """SQL sandbox cost: median microseconds per ``guard()`` call over the allowed corpus, next to a bare
 ``sqlglot.parse`` of the same strings in the same run. Target: guard <= 3 x parse.
 
+Also ``GuardCache.guard`` (what ``query_data`` calls): cold — a cache that has not seen the query,
+so guard() runs and the verdict is stored; target: no dearer than guard() itself — and warm (the
+verdict reused, no sqlglot).
+
 Run: .venv/bin/python bench/sqlguard.py [--repeat N]
 """
 
@@ -15,7 +19,7 @@ from pathlib import Path
 
 import sqlglot
 
-from tether.sqlguard import Policy, guard
+from tether.sqlguard import GuardCache, Policy, guard
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "sqlguard" / "corpus"
 DIALECTS = ("mysql", "postgres", "sqlite")
@@ -56,8 +60,8 @@ def main() -> None:
     args = parser.parse_args()
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
     print(f"sqlglot {sqlglot.__version__}; {args.repeat} rounds over the allowed corpus; median µs per call\n")
-    print("| dialect | queries | sqlglot.parse µs | guard() µs | guard / parse |")
-    print("|---|---:|---:|---:|---:|")
+    print("| dialect | queries | sqlglot.parse µs | guard() µs | guard / parse | GuardCache cold µs | warm µs |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for dialect in DIALECTS:
         queries = corpus(dialect)
         for sql in queries:  # warm caches; every query must pass
@@ -66,7 +70,22 @@ def main() -> None:
         checked = statistics.median(
             timings(lambda s, d=dialect: guard(s, dialect=d, policy=POLICY), queries, args.repeat)
         )
-        print(f"| {dialect} | {len(queries)} | {parse:.0f} | {checked:.0f} | {checked / parse:.2f}× |")
+        caches: list[GuardCache] = []
+
+        def cold(sql: str, d: str = dialect, first: str = queries[0], caches: list[GuardCache] = caches) -> object:
+            if sql == first:
+                caches.append(GuardCache())  # a fresh cache each round: every query is new to it
+            return caches[-1].guard(sql, dialect=d, policy=POLICY)
+
+        cold_us = statistics.median(timings(cold, queries, args.repeat))
+        warm_cache = GuardCache()
+        warm_us = statistics.median(
+            timings(lambda s, d=dialect, c=warm_cache: c.guard(s, dialect=d, policy=POLICY), queries, args.repeat)
+        )
+        print(
+            f"| {dialect} | {len(queries)} | {parse:.0f} | {checked:.0f} | {checked / parse:.2f}× "
+            f"| {cold_us:.0f} | {warm_us:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,12 @@ def wait_until(fn: Callable[[], T | None], timeout: float = 20.0, interval: floa
 
 class ServerProcess:
     """``tether serve`` in a subprocess; ``kill()`` is a real SIGKILL, ``start()`` may follow.
-    The environment starts from the caller's without any ``TETHER_*`` variable, plus ``env``."""
+    The environment starts from the caller's without any ``TETHER_*`` variable, plus ``env``.
+    Another ``tether`` server command (``tether erp serve``) sets ``command`` and ``health_path``:
+    it is up once that path answers at all."""
+
+    command: tuple[str, ...] = ("serve",)
+    health_path = "/api/health"
 
     def __init__(self, workdir: Path, env: dict[str, str], stop_timeout: float = 10.0) -> None:
         self.workdir = workdir
@@ -63,7 +68,7 @@ class ServerProcess:
             log.write(f"\n===== start #{self.starts} =====\n".encode())
             log.flush()
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tether.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+                [sys.executable, "-m", "tether.cli", *self.command, "--host", "127.0.0.1", "--port", str(self.port)],
                 cwd=self.workdir,
                 env=self.env,
                 stdout=log,
@@ -74,7 +79,8 @@ class ServerProcess:
             if self.proc.poll() is not None:
                 raise AssertionError(f"tether serve exited with {self.proc.returncode}:\n{self.log_tail()}")
             try:
-                if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
+                status = httpx.get(self.url + self.health_path, timeout=1).status_code
+                if status == 200 or (self.health_path != ServerProcess.health_path and status < 500):
                     return self
             except httpx.HTTPError:
                 pass
@@ -150,3 +156,48 @@ def runtime_events(client: httpx.Client, session_id: str) -> list[dict[str, Any]
     assert r.status_code == 200, r.text
     events: list[dict[str, Any]] = r.json()["events"]
     return events
+
+
+class ErpProcess(ServerProcess):
+    """``tether erp serve``: the demo ERP in a process of its own, so a test can stop (SIGTERM),
+    hang (SIGSTOP / SIGCONT) and restart it under a running ``tether serve``. Its database is a
+    file in ``workdir``, kept across restarts (tokens stay valid)."""
+
+    command = ("erp", "serve")
+    health_path = "/erp/me"  # 401 without a token: up
+
+    def __init__(self, workdir: Path, agent_key: str, seed_scale: str = "0.3") -> None:
+        self.database_url = f"sqlite:///{workdir / 'erp.db'}"
+        env = {
+            "TETHER_ERP_DATABASE_URL": self.database_url,
+            "TETHER_ERP_AGENT_KEY": agent_key,
+            "TETHER_ERP_SEED_SCALE": seed_scale,
+        }
+        super().__init__(workdir, env, stop_timeout=15.0)
+
+    def tether_env(self) -> dict[str, str]:
+        """What a ``tether serve`` needs to use this ERP instead of mounting its own."""
+        return {
+            "TETHER_ERP_EMBEDDED": "false",
+            "TETHER_ERP_BASE_URL": f"{self.url}/erp",
+            "TETHER_ERP_DATABASE_URL": self.database_url,
+            "TETHER_ERP_AGENT_KEY": self.env["TETHER_ERP_AGENT_KEY"],
+        }
+
+    def terminate(self) -> None:
+        """SIGTERM, and wait until it is gone: the ERP is down, its port refuses connections."""
+        assert self.proc is not None and self.proc.poll() is None, "not running"
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+    def hang(self) -> None:
+        """SIGSTOP: connections are accepted by the kernel, nothing ever answers."""
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.resume()  # a stopped process would not see SIGINT
+        super().stop()

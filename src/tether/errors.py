@@ -5,6 +5,8 @@
 - ``RunError``: a run failed for a reason outside the caller's control (model endpoint down,
   guardrail exceeded). It ends a turn with a readable reason.
 - ``ToolError``: a tool could not do its job; it becomes that call's error tool result.
+- ``Unavailable``: a system tether depends on (the ERP) cannot be reached; nobody's input is
+  wrong, and the same request may succeed later (503 with ``Retry-After``).
 
 Exceptions never log themselves.
 """
@@ -78,6 +80,16 @@ class ContextTooLong(ModelError):
     def __init__(self, message: str, limit_tokens: int | None = None) -> None:
         super().__init__(message, retryable=False)
         self.limit_tokens = limit_tokens
+
+
+class Unavailable(TetherError):
+    """An upstream system cannot be reached now (503): not the caller's fault, not a login problem.
+    ``retry_after_s`` is when trying again is worth it; ``upstream`` names the system."""
+
+    def __init__(self, message: str, retry_after_s: int = 5, upstream: str = "") -> None:
+        super().__init__(message)
+        self.retry_after_s = max(1, retry_after_s)
+        self.upstream = upstream
 
 
 class ToolError(TetherError):

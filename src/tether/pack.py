@@ -15,11 +15,13 @@ What is here:
   ``OpExecutor`` port a pack implements to carry confirmed ops out (``Pack.op_executors``);
 - the offline planner's hooks: ``Extractor``, ``PlannerQuestion``, ``render``;
 - identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes;
-- errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``ConfigError``;
+- errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``Unavailable``,
+  ``ConfigError``;
 - a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``, and its own
   Alembic history: ``PackMigrations`` (``Pack.migrations``), ``alembic_env`` (its ``env.py``),
   ``upgrade_pack`` (for a pack's own commands that run without the server);
-- the SQL sandbox: ``guard``, ``Policy``, ``GuardedQuery``, ``SqlRejected``, ``ReadOnlyExecutor``.
+- the SQL sandbox: ``guard``, ``GuardCache``, ``Policy``, ``GuardedQuery``, ``SqlRejected``,
+  ``ReadOnlyExecutor``, ``QueryResult``.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from tether.core.tools import (
     ToolContext,
     tool,
 )
-from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolError, Unauthorized
+from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolError, Unauthorized, Unavailable
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
 from tether.models.planner import Extractor, PlannerQuestion, render
@@ -56,8 +58,8 @@ from tether.ops.executor import OpExecutor
 from tether.ops.model import Op, OpOutcome, new_op_id
 from tether.ops.proposal import draft_op, propose_op
 from tether.pack_migrate import PackMigrations, alembic_env, upgrade_pack
-from tether.sqlguard import GuardedQuery, Policy, SqlRejected, guard
-from tether.sqlguard.executor import QueryFailed, ReadOnlyExecutor
+from tether.sqlguard import GuardCache, GuardedQuery, Policy, SqlRejected, guard
+from tether.sqlguard.executor import QueryFailed, QueryResult, ReadOnlyExecutor
 from tether.store.database import create_read_engine, normalize_url
 
 __all__ = [
@@ -66,6 +68,7 @@ __all__ = [
     "Conflict",
     "ErrorResult",
     "Extractor",
+    "GuardCache",
     "GuardedQuery",
     "Handle",
     "Identity",
@@ -86,6 +89,7 @@ __all__ = [
     "PlannerQuestion",
     "Policy",
     "QueryFailed",
+    "QueryResult",
     "ReadOnlyExecutor",
     "SqlRejected",
     "Table",
@@ -93,6 +97,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "Unauthorized",
+    "Unavailable",
     "alembic_env",
     "create_read_engine",
     "draft_op",

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tether.app.limits import BodyRefused
-from tether.errors import Conflict, InvalidInput, NotFound, TetherError, Unauthorized, UserError
+from tether.errors import Conflict, InvalidInput, NotFound, TetherError, Unauthorized, Unavailable, UserError
 
 log = logging.getLogger("tether.api")
 
@@ -21,6 +21,7 @@ STATUS: list[tuple[type[TetherError], int]] = [
     (Conflict, 409),
     (Unauthorized, 401),
     (UserError, 400),
+    (Unavailable, 503),
 ]
 
 
@@ -40,6 +41,9 @@ def install(app: FastAPI) -> None:
         if isinstance(exc, InvalidInput) and exc.problems:
             body["problems"] = exc.problems
         headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
+        if isinstance(exc, Unavailable):  # an upstream outage: the client retries, it does not log in again
+            body.update(code="UPSTREAM_UNAVAILABLE", upstream=exc.upstream, retryAfter=exc.retry_after_s)
+            headers = {"Retry-After": str(exc.retry_after_s)}
         return JSONResponse(body, status_code=code, headers=headers)
 
     @app.exception_handler(RequestValidationError)

@@ -68,10 +68,48 @@ def frame(tool_id: str, kind: str, data: Any) -> str:
     return json.dumps({"tool": tool_id, "kind": kind, "data": data}, ensure_ascii=False, default=str)
 
 
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def summarise(data: Any) -> str:
-    """A short preview for events and progress displays; the full result is in the transcript."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    """A short preview for events and progress displays; the full result is in the transcript.
+    Only the front of ``data`` that the preview shows is encoded (``_front``), not every row."""
+    text = _compact(_front(data, SUMMARY_CHARS)[0])
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+def _front(value: Any, budget: int) -> tuple[Any, int]:
+    """``value`` with its lists and dicts cut once their JSON is surely past ``budget`` characters,
+    and a lower bound of that cut value's JSON length. Lengths are counted from below (a string's
+    characters and quotes, escapes not counted), so a cut happens only where the full JSON is also
+    past ``budget``: the two JSON texts agree on their first ``budget`` characters, and both are
+    longer than that when anything was cut."""
+    if isinstance(value, (list, tuple)):
+        items: list[Any] = []
+        used = 1  # "["
+        for item in value:
+            if used > budget:
+                return items, used
+            part, length = _front(item, budget - used)
+            items.append(part)
+            used += length + 1  # the item, then "," or "]"
+        return items, used
+    if isinstance(value, dict):
+        pairs: dict[Any, Any] = {}
+        used = 1  # "{"
+        for key, item in value.items():
+            if used > budget:
+                return pairs, used
+            key_chars = len(str(key)) + 3  # '"key":'
+            part, length = _front(item, budget - used - key_chars)
+            pairs[key] = part
+            used += key_chars + length + 1
+        return pairs, used
+    if isinstance(value, str):
+        return value, len(value) + 2
+    if value is None or isinstance(value, (bool, int, float)):
+        return value, len(repr(value)) if not isinstance(value, bool) else 4
+    return value, 0  # encoded through str(): nothing known about its length
 
 
 def _normalise(result: Any, max_rows: int) -> tuple[str, Any, Any, Interaction | None]:

@@ -33,7 +33,7 @@ from tether.core.answers import accept_answer_of
 from tether.core.messages import ToolCall
 from tether.core.session import Identity, new_id
 from tether.core.tools import JobTicket, Tool, ToolContext
-from tether.errors import InvalidInput, Unauthorized
+from tether.errors import InvalidInput, Unauthorized, Unavailable
 from tether.identity import IdentityProvider
 from tether.wiring import Services
 
@@ -216,7 +216,14 @@ class McpHttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            if await self.mcp.resolve(bearer(headers)) is None:
+            try:
+                who = await self.mcp.resolve(bearer(headers))
+            except Unavailable as exc:  # the identity's system is down: not a login problem
+                body = {"error": exc.message, "code": "UPSTREAM_UNAVAILABLE", "retryAfter": exc.retry_after_s}
+                headers_out = {"Retry-After": str(exc.retry_after_s)}
+                await JSONResponse(body, status_code=503, headers=headers_out)(scope, receive, send)
+                return
+            if who is None:
                 response = JSONResponse(
                     {"error": "send 'Authorization: Bearer <token>' with a token tether knows"},
                     status_code=401,

@@ -17,10 +17,13 @@ tenant's own rows beyond ``Policy.columns``, and trusts the policy: a table list
 column ``None`` is readable in full. ``executor.ReadOnlyExecutor`` adds the second wall: a read-only
 session and a statement timeout, which must hold even if the guard is bypassed.
 
+``verdicts.GuardCache`` reuses a verdict for the same SQL text, dialect and whole policy.
+
 This package imports no web framework and no ORM; only ``executor`` touches a database driver.
 """
 
 from tether.sqlguard.guard import guard
 from tether.sqlguard.policy import GuardedQuery, Policy, Reason, SqlRejected
+from tether.sqlguard.verdicts import GuardCache
 
-__all__ = ["GuardedQuery", "Policy", "Reason", "SqlRejected", "guard"]
+__all__ = ["GuardCache", "GuardedQuery", "Policy", "Reason", "SqlRejected", "guard"]

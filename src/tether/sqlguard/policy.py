@@ -76,7 +76,12 @@ class Policy:
     table is read, like the tenant's (a subsidiary, the user's own rows). ``columns`` optionally
     restricts a table to the listed columns. ``functions`` adds names to the function allowlist.
     Names are written as they would be unquoted in SQL; table names match case-insensitively and
-    are emitted as spelled here.
+    are emitted as spelled here. ``version`` is the caller's revision of what the policy means
+    beyond its fields (bump it to make every cached verdict under the old one unreachable).
+
+    ``fingerprint`` is every field in a canonical, hashable form — the key under which a verdict
+    may be reused (``verdicts.GuardCache``): two policies share it only if they would let the same
+    SQL through with the same rewrite.
     """
 
     tables: Mapping[str, str | None]
@@ -85,8 +90,10 @@ class Policy:
     columns: Mapping[str, Collection[str]] = field(default_factory=dict)
     functions: Collection[str] = ()
     filters: Mapping[str, Mapping[str, str | int]] = field(default_factory=dict)
+    version: str | int = 0
     _by_lower: dict[str, str] = field(init=False, repr=False, compare=False)
     _functions: frozenset[str] = field(init=False, repr=False, compare=False)
+    fingerprint: tuple[object, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.tables:
@@ -114,6 +121,24 @@ class Policy:
                 _check_name(col, "column")
         object.__setattr__(self, "_by_lower", by_lower)
         object.__setattr__(self, "_functions", frozenset(f.lower() for f in self.functions))
+        object.__setattr__(self, "fingerprint", self._fingerprint())
+
+    def _fingerprint(self) -> tuple[object, ...]:
+        # values keep their type (1 and "1" are different tenants to the rewrite); names their spelling
+        return (
+            tuple(sorted(self.tables.items(), key=lambda kv: kv[0])),
+            (type(self.tenant).__name__, self.tenant),
+            self.max_rows,
+            tuple(sorted((t, tuple(sorted(cols))) for t, cols in self.columns.items())),
+            tuple(sorted(self._functions)),
+            tuple(
+                sorted(
+                    (t, tuple(sorted((c, type(v).__name__, v) for c, v in preds.items())))
+                    for t, preds in self.filters.items()
+                )
+            ),
+            (type(self.version).__name__, self.version),
+        )
 
     def _check_filters(self) -> None:
         for name, predicates in self.filters.items():

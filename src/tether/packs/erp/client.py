@@ -4,17 +4,27 @@ client with these methods, not another design.
 
 The user's token is an argument of every call and goes only into the ``Authorization`` header;
 it is never logged, cached by value or put in an error message. ERP failures are translated
-here: 401 → ``LoginExpired``; other refusals → ``ToolError`` with the ERP's message.
+here: 401 → ``LoginExpired``; an ERP that cannot be reached (connection refused, timeout, a
+gateway's 502/503/504) → ``ErpUnreachable``, counted by the circuit breaker (``breaker.py``),
+which then fails calls fast until a probe gets through; other refusals → ``ToolError`` with the
+ERP's message.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from typing import Any
 
 import httpx
 
 from tether.pack import ToolError
+from tether.packs.erp.breaker import CircuitBreaker
+
+log = logging.getLogger("tether.erp")
+UNREACHABLE_MESSAGE = "ERP 暂时无法访问，请稍后重试。(The ERP cannot be reached right now; try again shortly.)"
+GATEWAY_STATUSES = frozenset({502, 503, 504})  # a proxy in front of the ERP saying it is down
 
 
 class LoginExpired(ToolError):
@@ -24,11 +34,35 @@ class LoginExpired(ToolError):
         super().__init__("the ERP login has expired; log in again", retryable=False)
 
 
+class ErpUnreachable(ToolError):
+    """The ERP could not be reached (or the breaker is open): an outage, not a refusal. Retryable;
+    ``retry_after_s`` is when trying again is worth it."""
+
+    def __init__(self, retry_after_s: int, reason: str) -> None:
+        super().__init__(UNREACHABLE_MESSAGE, retryable=True)
+        self.retry_after_s = retry_after_s
+        self.reason = reason  # for logs and tests: the transport error's name, "circuit open", "HTTP 503"
+
+
+class ErpRefused(ToolError):
+    """The ERP answered with an error status other than 401; ``status`` is that status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"the ERP refused the request ({status}): {message}")
+        self.status = status
+
+
 class ErpClient:
     def __init__(
-        self, base_url: str, timeout_s: float = 15.0, metadata_ttl_s: float = 300.0, agent_key: str | None = None
+        self,
+        base_url: str,
+        timeout_s: float = 15.0,
+        metadata_ttl_s: float = 300.0,
+        agent_key: str | None = None,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.breaker = breaker or CircuitBreaker()
         self._agent = {"X-Agent-Key": agent_key} if agent_key else {}  # execStaging: the agent backend's call
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
         self._metadata_ttl_s = metadata_ttl_s
@@ -44,10 +78,21 @@ class ErpClient:
         headers = {"Authorization": token} if token else {}
         if agent:
             headers.update(self._agent)
+        breaker = self.breaker
+        if not breaker.admit():
+            raise ErpUnreachable(breaker.retry_after_s(), "circuit open")
         try:
             response = await self._http.request(method, path, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise ToolError(f"the ERP could not be reached ({type(exc).__name__})", retryable=True) from None
+            raise self._unreachable(type(exc).__name__) from None
+        except asyncio.CancelledError:
+            breaker.abandoned()
+            raise
+        if response.status_code in GATEWAY_STATUSES:
+            raise self._unreachable(f"HTTP {response.status_code}")
+        if breaker.opened_at is not None:
+            log.info("the ERP answers again; calls go through")
+        breaker.succeeded()
         if response.status_code == 401:
             raise LoginExpired()
         try:
@@ -56,8 +101,23 @@ class ErpClient:
             body = {"msg": response.text[:200]}
         if response.status_code >= 400:
             message = body.get("msg") or body.get("error") or body.get("detail") or response.reason_phrase
-            raise ToolError(f"the ERP refused the request ({response.status_code}): {message}")
+            raise ErpRefused(response.status_code, str(message))
         return body if isinstance(body, dict) else {"data": body}
+
+    def _unreachable(self, reason: str) -> ErpUnreachable:
+        """A call that could not reach the ERP: counted, logged when it opens the breaker (the
+        reason and the ERP's address only, never a token)."""
+        was_open = self.breaker.opened_at is not None
+        self.breaker.failed()
+        if self.breaker.opened_at is not None and not was_open:
+            log.warning(
+                "the ERP at %s cannot be reached (%s, %d calls in a row); calls fail at once for %gs, then one probe",
+                self.base_url,
+                reason,
+                self.breaker.consecutive,
+                self.breaker.reset_s,
+            )
+        return ErpUnreachable(self.breaker.retry_after_s(), reason)
 
     # ---- identity ---------------------------------------------------------------------------------
 

@@ -5,6 +5,11 @@ the answer is reused for a few seconds (``TETHER_ERP_ME_CACHE_S``). The cache is
 HMAC of the token under a key that lives only in this process's memory, so not even a hash of
 the token is kept anywhere an attacker could test guesses against. The token itself travels on
 the identity as ``credential`` for the request and its tool calls, and is never stored.
+
+An ERP that cannot be reached is ``Unavailable`` (503 with ``Retry-After``), not an unknown token
+(401): the caller's login is still good. The cache is no grace period: an entry past
+``cache_s`` is not served while the ERP is down, so a token revoked there is refused within
+``cache_s`` of its revocation once the ERP answers again, and is never honoured for longer.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ import secrets
 import time
 from typing import Any
 
-from tether.pack import Identity, Owner, ToolError
-from tether.packs.erp.client import ErpClient, LoginExpired
+from tether.pack import Identity, Owner, ToolError, Unavailable
+from tether.packs.erp.client import UNREACHABLE_MESSAGE, ErpClient, ErpRefused, ErpUnreachable, LoginExpired
 
 PROVIDER = "erp"
 
@@ -55,6 +60,24 @@ class ErpIdentityProvider:
         return hmac.new(self._key, token.encode(), hashlib.sha256).digest()
 
     async def identify(self, token: str) -> Identity | None:
+        """The door's question: None for a token the ERP refuses; ``Unavailable`` when the ERP
+        cannot be reached (the login may well be good)."""
+        try:
+            return await self.lookup(token)
+        except LoginExpired:
+            return None
+        except ErpUnreachable as exc:  # an outage: the session and the cached identity stay as they are
+            raise Unavailable(exc.message, exc.retry_after_s, upstream="erp") from None
+        except ErpRefused as exc:
+            if exc.status >= 500:  # the ERP is up but failing: not the caller's login either
+                raise Unavailable(UNREACHABLE_MESSAGE, self.client.breaker.retry_after_s(), upstream="erp") from None
+            return None
+        except ToolError:
+            return None  # the ERP answered but refused /me: the token cannot be trusted
+
+    async def lookup(self, token: str) -> Identity:
+        """A tool's question: the identity, or the client's own errors (``LoginExpired``,
+        ``ErpUnreachable``, ``ToolError``) for the tool to report as it reports every ERP call."""
         slot = self._slot(token)
         now = time.monotonic()
         hit = self._cache.get(slot)
@@ -64,9 +87,7 @@ class ErpIdentityProvider:
             me = await self.client.me(token)
         except LoginExpired:
             self._cache.pop(slot, None)
-            return None
-        except ToolError:
-            return None  # the ERP is unreachable or refused: the token cannot be trusted now
+            raise
         identity = identity_from_me(me)
         if len(self._cache) >= self.max_entries:
             self._cache.clear()

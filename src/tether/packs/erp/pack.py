@@ -23,6 +23,7 @@ from tether.pack import (
     normalize_url,
     process_secret,
 )
+from tether.packs.erp.breaker import BreakerMetrics, CircuitBreaker
 from tether.packs.erp.client import ErpClient
 from tether.packs.erp.executor import ErpOpExecutor
 from tether.packs.erp.forms import build_collect_form
@@ -52,7 +53,8 @@ def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
     agent_key = settings.agent_key.get_secret_value() if settings.agent_key else None
     if not agent_key and settings.embedded:  # the demo ERP mounted in this process holds the same
         agent_key = process_secret("erp-agent-key")
-    client = ErpClient(base_url, timeout_s=settings.http_timeout_s, agent_key=agent_key)
+    breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_reset_s)
+    client = ErpClient(base_url, timeout_s=settings.http_timeout_s, agent_key=agent_key, breaker=breaker)
     executor = ReadOnlyExecutor(
         str(normalize_url(settings.query_url or settings.database_url)),
         timeout_s=settings.query_timeout_s,
@@ -69,7 +71,8 @@ def pack(env: PackEnv) -> Pack:
     provider = erp.identity
     domains: list[list[dict[str, Any]]] = [[]]  # the L1 map's rows, read at startup
 
-    async def startup(_services: Any) -> None:
+    async def startup(services: Any) -> None:
+        services.metrics.registry.register(BreakerMetrics(erp.client.breaker))  # /metrics shows its state
         try:
             domains[0] = await asyncio.to_thread(erp.kg.domains)
         except Exception as exc:  # the ERP database is elsewhere or not ready: run without the map
@@ -77,7 +80,7 @@ def pack(env: PackEnv) -> Pack:
 
     async def shutdown(_services: Any) -> None:
         await erp.client.aclose()
-        erp.query.executor.close()
+        await erp.query.executor.aclose()
         erp.query.state.engine.dispose()
 
     return Pack(

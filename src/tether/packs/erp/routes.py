@@ -11,8 +11,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from tether.pack import IdentityDep, ToolError, Unauthorized
-from tether.packs.erp.client import LoginExpired
+from tether.pack import IdentityDep, ToolError, Unauthorized, Unavailable
+from tether.packs.erp.client import ErpUnreachable, LoginExpired
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.tools import Erp
 
@@ -35,6 +35,8 @@ def build_router(erp: Erp, provider: ErpIdentityProvider) -> APIRouter:
         except LoginExpired:
             await attempt.failed()  # only wrong credentials count, never an unreachable ERP
             raise Unauthorized("wrong ERP username or password") from None
+        except ErpUnreachable as exc:  # not the person's credentials: 503, try again later
+            raise Unavailable(exc.message, exc.retry_after_s, upstream="erp") from None
         except ToolError as exc:
             raise Unauthorized(f"the ERP login failed: {exc.message}") from None
         await attempt.succeeded()
@@ -45,7 +47,10 @@ def build_router(erp: Erp, provider: ErpIdentityProvider) -> APIRouter:
         if who.provider != provider.name or not who.credential:
             return {"ok": True, "note": "not an ERP login; nothing to revoke"}
         with contextlib.suppress(LoginExpired):  # already expired: nothing left to revoke
-            await erp.client.logout(who.credential)
+            try:
+                await erp.client.logout(who.credential)
+            except ErpUnreachable as exc:  # not revoked: the token still works once the ERP is back
+                raise Unavailable(exc.message, exc.retry_after_s, upstream="erp") from None
         provider.forget(who.credential)
         return {"ok": True}
 

@@ -23,6 +23,12 @@ class ErpPackSettings(PackSettings):
     )
     me_cache_s: float = Field(5.0, ge=0, description="how long a token's /me answer is reused (seconds)")
     http_timeout_s: float = Field(15.0, gt=0, description="timeout of one ERP HTTP call")
+    breaker_failures: int = Field(
+        3, ge=1, description="consecutive calls that cannot reach the ERP before the next ones fail at once"
+    )
+    breaker_reset_s: float = Field(
+        5.0, gt=0, description="how long calls fail at once before one probe is let through to the ERP (seconds)"
+    )
     query_timeout_s: float = Field(5.0, gt=0, description="statement timeout of query_data")
     query_max_rows: int = Field(200, ge=1, le=10_000, description="row cap of query_data")
     result_chars: int = Field(12_000, ge=1000, description="budget of one read result shown to the model")

@@ -89,6 +89,12 @@ class QueryState:
             self._stored[(brand, key)] = (sql_text, touched, hits + 1)
         return sql_text
 
+    def holds(self, brand: int, question: str, sql_text: str) -> bool:
+        """Whether this process already stored (or read) exactly this SQL for the question: then
+        ``remember`` has nothing to write."""
+        known = self._stored.get((brand, question_key(question)))
+        return known is not None and known[0] == sql_text
+
     def remember(self, brand: int, question: str, sql_text: str) -> None:
         key, now = question_key(question), time.time()
         known = self._stored.get((brand, key))

@@ -257,9 +257,7 @@ def build_tools(erp: Erp) -> list[Tool]:
         """Ad-hoc read-only SQL over the viw_* views of your forms, only when no form answers the
         question: one SELECT (CTEs, joins, GROUP BY allowed); your brand's filter is added for you.
         Leave sql empty to reuse this question's validated SQL."""
-        who = await erp.identity.identify(token(ctx))  # the same login as every other ERP tool
-        if who is None:
-            raise LoginExpired()
+        who = await erp.identity.lookup(token(ctx))  # the same login as every other ERP tool
         if not question.strip():
             raise ToolError("question must say what the query answers (it keys the SQL cache)")
         own = who.profile.get("jurisdiction") == "own"  # a salesperson who sees only their customers

@@ -1,10 +1,13 @@
 // The API client: the bearer token lives in sessionStorage and goes in the Authorization header
 // of every request (the event stream too: fetch + a stream reader, since EventSource cannot send
-// headers). It is never put in a URL.
+// headers). It is never put in a URL. A 401 is a login problem (onUnauthorized); a 503
+// UPSTREAM_UNAVAILABLE is an outage of the business system behind the login (onUnavailable, with
+// the server's Retry-After): the login is still good and must not be asked for again.
 
 const KEY = "tether.token";
 const PROFILE = "tether.profile";
 let onUnauthorized = () => {};
+let onUnavailable = () => {};
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -42,6 +45,24 @@ export function whenUnauthorized(fn) {
   onUnauthorized = fn;
 }
 
+export function whenUnavailable(fn) {
+  onUnavailable = fn;
+}
+
+// An error the page already shows in its banner (login expired, or the ERP is down): no toast.
+export function shownInBanner(err) {
+  return err instanceof ApiError && (err.status === 401 || unavailable(err.status, err.body));
+}
+
+export function unavailable(status, body) {
+  return status === 503 && !!body && body.code === "UPSTREAM_UNAVAILABLE";
+}
+
+function retryAfter(response, body) {
+  const seconds = Number(response.headers.get("Retry-After") || (body && body.retryAfter));
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 60) : 5;
+}
+
 function headers(extra = {}, bearer = token()) {
   const out = { Accept: "application/json", ...extra };
   if (bearer) out.Authorization = `Bearer ${bearer}`;
@@ -62,6 +83,7 @@ export async function api(path, { method = "GET", body, bearer, quiet401 = false
     }
   }
   if (response.status === 401 && !quiet401) onUnauthorized();
+  if (unavailable(response.status, data) && !quiet401) onUnavailable(retryAfter(response, data));
   if (!response.ok) throw new ApiError(response.status, data);
   return data;
 }
@@ -91,6 +113,10 @@ export function followEvents(sessionId, after, { onEvent, onEnd, onState, signal
           if (response.status === 401) onUnauthorized();
           onEnd?.(response.status);
           return;
+        }
+        if (response.status === 503) {
+          const body = await response.json().catch(() => null);
+          if (unavailable(503, body)) onUnavailable(retryAfter(response, body));
         }
         if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
         onState?.("open");

@@ -1,7 +1,10 @@
 // The chat page: login, the conversation list, one open conversation (its id in the URL), the
 // composer, stop, re-login. Everything talks to this server only.
 
-import { api, ApiError, fetchBlob, followEvents, forgetLogin, profile, saveLogin, token, whenUnauthorized } from "./api.js";
+import {
+  api, ApiError, fetchBlob, followEvents, forgetLogin, profile, saveLogin, shownInBanner, token, unavailable,
+  whenUnauthorized, whenUnavailable,
+} from "./api.js";
 import { h, clear, announce, icon } from "./dom.js";
 import { applyStatic, lang, setLang, t } from "./i18n.js";
 import { Conversation } from "./view.js";
@@ -20,6 +23,7 @@ const state = {
   lastError: null,
   list: { offset: 0, q: "", archived: false, items: [] },
   expired: false,
+  outage: false, // the ERP cannot be reached: the banner retries
 };
 
 // ---- boot -----------------------------------------------------------------------------------------
@@ -29,6 +33,7 @@ function boot() {
   $("lang-switch").textContent = t("lang");
   $("lang-switch").lang = lang() === "zh" ? "en" : "zh-CN";
   whenUnauthorized(() => expired(t("sessionExpired")));
+  whenUnavailable(outage);
   wire();
   if (!token()) openLogin();
   else start();
@@ -168,7 +173,7 @@ async function loadList(reset, { again = false } = {}) {
     $("load-more").hidden = items.length < limit;
     renderList();
   } catch (err) {
-    if (!(err instanceof ApiError && err.status === 401)) toast(t("requestFailed", { reason: err.message }));
+    if (!shownInBanner(err)) toast(t("requestFailed", { reason: err.message }));
   }
 }
 
@@ -338,7 +343,7 @@ async function openConversation(id, push) {
     if (err.status === 404) {
       setTitle("");
       clear($("messages")).append(h("div", { class: "empty" }, h("p", {}, t("notFound"))));
-    } else if (err.status !== 401) {
+    } else if (!shownInBanner(err)) {
       toast(t("requestFailed", { reason: err.message }));
     }
     return;
@@ -426,7 +431,7 @@ async function send(text) {
     }
     announce(t("answering"));
   } catch (err) {
-    if (err.status !== 401) toast(t("requestFailed", { reason: err.message }));
+    if (!shownInBanner(err)) toast(t("requestFailed", { reason: err.message }));
     onStatus(state.status);
   }
 }
@@ -437,7 +442,7 @@ async function stop() {
   try {
     await api(`/api/agent/sessions/${encodeURIComponent(state.sessionId)}/cancel`, { method: "POST" });
   } catch (err) {
-    if (err.status !== 409 && err.status !== 401) toast(t("requestFailed", { reason: err.message }));
+    if (err.status !== 409 && !shownInBanner(err)) toast(t("requestFailed", { reason: err.message }));
   } finally {
     $("stop").disabled = false;
     $("composer-input").focus(); // the stop button goes away with the turn
@@ -482,8 +487,44 @@ async function openReport(path, anchor) {
 
 function expired(text) {
   state.expired = true;
+  endOutage();
   $("banner-text").textContent = text;
+  $("banner-login").hidden = false;
   $("banner").hidden = false;
+}
+
+// The ERP behind the login cannot be reached (503): the login is still good, so no login dialog —
+// a banner that says so, and a retry after the server's Retry-After until the ERP answers again;
+// then the list and the open conversation are read again, as they were.
+let outageTimer = null;
+
+function outage(seconds) {
+  if (state.expired) return; // a login that really lapsed is the banner to show
+  state.outage = true;
+  $("banner-text").textContent = t("erpUnavailable");
+  $("banner-login").hidden = true;
+  $("banner").hidden = false;
+  window.clearTimeout(outageTimer);
+  outageTimer = window.setTimeout(probeErp, seconds * 1000);
+}
+
+async function probeErp() {
+  if (!state.outage || !token()) return;
+  try {
+    await api("/api/auth/me");
+  } catch (err) {
+    if (!(err instanceof ApiError) || (err.status !== 401 && !unavailable(err.status, err.body))) outage(5);
+    return; // a 503 re-armed the retry (outage), a 401 shows the login banner
+  }
+  endOutage();
+  $("banner").hidden = true;
+  loadList(true);
+  if (state.sessionId) openConversation(state.sessionId, false);
+}
+
+function endOutage() {
+  state.outage = false;
+  window.clearTimeout(outageTimer);
 }
 
 function openLogin() {
@@ -547,6 +588,7 @@ async function loginErp() {
     data = await api("/api/auth/login", { method: "POST", body: { username, password }, bearer: null, quiet401: true });
   } catch (err) {
     if (err.status === 404) throw new Error(t("loginNoErp"));
+    if (unavailable(err.status, err.body)) throw new Error(t("loginErpUnavailable"));
     throw new Error(t("loginFailed", { reason: err.message }));
   }
   const user = data.user || {};
@@ -574,6 +616,7 @@ async function loginToken() {
 function loggedIn() {
   const reattach = state.expired;
   state.expired = false;
+  endOutage();
   $("banner").hidden = true;
   showWho();
   loadList(true);
