@@ -13,6 +13,7 @@ ERP's message.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from typing import Any
@@ -23,6 +24,7 @@ from tether.pack import ToolError
 from tether.packs.erp.breaker import CircuitBreaker
 
 log = logging.getLogger("tether.erp")
+_MAX_CONFIGS = 4096  # cached (user, form) configs before the expired ones are dropped
 UNREACHABLE_MESSAGE = "ERP 暂时无法访问，请稍后重试。(The ERP cannot be reached right now; try again shortly.)"
 GATEWAY_STATUSES = frozenset({502, 503, 504})  # a proxy in front of the ERP saying it is down
 
@@ -66,7 +68,9 @@ class ErpClient:
         self._agent = {"X-Agent-Key": agent_key} if agent_key else {}  # execStaging: the agent backend's call
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
         self._metadata_ttl_s = metadata_ttl_s
-        self._configs: dict[str, tuple[float, dict[str, Any]]] = {}
+        # A form's config is the caller's: its options (warehouses, salespeople) are the caller's
+        # tenant's rows, so an entry is keyed by who asked (a digest of the token), never shared.
+        self._configs: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
         self._forms: tuple[float, list[dict[str, Any]]] | None = None
 
     async def aclose(self) -> None:
@@ -143,12 +147,18 @@ class ErpClient:
         return forms
 
     async def config(self, token: str, form_id: str) -> dict[str, Any]:
+        """The form's config as ``token``'s user sees it (cached per user, never across users)."""
         now = time.monotonic()
-        cached = self._configs.get(form_id)
+        key = (hashlib.sha256(token.encode()).hexdigest(), form_id)
+        cached = self._configs.get(key)
         if cached is not None and now - cached[0] < self._metadata_ttl_s:
             return cached[1]
         body = await self._call("GET", f"/forms/{form_id}/config", token)
-        self._configs[form_id] = (now, body)
+        if len(self._configs) >= _MAX_CONFIGS:
+            self._configs = {k: v for k, v in self._configs.items() if now - v[0] < self._metadata_ttl_s}
+            if len(self._configs) >= _MAX_CONFIGS:
+                self._configs.clear()
+        self._configs[key] = (now, body)
         return body
 
     # ---- reads ------------------------------------------------------------------------------------
