@@ -5,10 +5,14 @@ The request path reads the slice's rows of ``cs_indexed_session`` / ``cs_session
 (``keyword_index``), grouped: document frequency per keyword, documents per (day, channel,
 tier), mentions of the top keywords per (day, channel, tier, keyword), each conversation's set
 of top keywords as a bit mask (a SUM of CASEs): conversations per mask give the keyword pairs,
-and the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. Only the
+and the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. The
+distinctive terms' references (``contrast``) are two more counts and two ``GROUP BY keyword``
+over the candidate terms only: the previous period (the slice's filters one window back) and the
+whole period, of which the rest is what the slice does not hold. Only the
 quoted conversations (at most 30) are read from ``customer_session``, and the tag lists are
 grouped there. No text is segmented here, except rows of the slice that have no index entry
-yet: they are indexed first, so none is silently missing.
+yet: they are indexed first (over the slice's window, references included), so none is
+silently missing.
 
 A slice is a ``SessionQuery`` plus ``max_id`` (a result handle's newest id, so rows written
 after the handle are left out, as the handle's own ids would). Its exact filters (business
@@ -30,6 +34,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from tether.packs.finance_cs import analysis as an
+from tether.packs.finance_cs import contrast
 from tether.packs.finance_cs.data import (
     CustomerSessionRepo,
     Filters,
@@ -108,7 +113,8 @@ def analyze_indexed(
     (``engine`` by default); every read goes through ``engine``."""
     query = parse_query(filters)
     seg = segmenter or an.default_segmenter()
-    index_pending(writer or engine, _source_conditions(query, max_id), segmenter=seg)
+    # the slice and its references (the previous period, the rest of the period) lie in one window
+    index_pending(writer or engine, _source_conditions(contrast.span_query(query), max_id), segmenter=seg)
     try:
         with engine.connect() as conn:
             return _analyze(conn, query, max_id, top_n, series, quotes_per_keyword, seg)
@@ -132,10 +138,12 @@ def _analyze(
     cells = (d.c.day, d.c.channel, d.c.customer_tier)
     docs = _counts(conn, sa.select(*cells, count).where(*in_docs).group_by(*cells))
     n = sum(docs.values())
+    df = _counts(conn, sa.select(k.c.keyword, count).where(*in_keys).group_by(k.c.keyword)) if n else {}
+    excluded = contrast.defining_terms(query, seg.cut)
+    against, references = _references(conn, query, max_id, df, n, contrast.candidates(df, n, excluded))
     if n == 0:
-        return an.analyze([], top_n, series=series, quotes_per_keyword=quotes_per_keyword, segmenter=seg)
-    df = _counts(conn, sa.select(k.c.keyword, count).where(*in_keys).group_by(k.c.keyword))
-    keywords = an.rank_keywords(df, n, seg, top_n)
+        return an.empty_result(seg, references)
+    keywords = an.rank_keywords({t: c for t, c in df.items() if t not in excluded}, n, seg, top_n)
     names = [kw["keyword"] for kw in keywords]
     # mentions of the top keywords per (day, channel, tier, keyword), one scan
     key_cells = (k.c.day, k.c.channel, k.c.customer_tier, k.c.keyword)
@@ -160,6 +168,9 @@ def _analyze(
         "period": {"start": min(per_day).isoformat(), "end": max(per_day).isoformat()},
         "method": an.method(seg),
         "keywords": keywords,
+        "excluded": contrast.excluded_terms(df, n, excluded),
+        "distinctive": contrast.distinctive(df, n, against, excluded),
+        "contrast": references,
         "trend": an.trend_from_counts(per_day, trend_hits, names[:series]),
         "byChannel": splits["byChannel"],
         "byTier": splits["byTier"],
@@ -167,6 +178,32 @@ def _analyze(
         "quotes": _quotes(conn, query, max_id, names[:QUOTED_KEYWORDS], quotes_per_keyword),
         "tags": an.tags_from_counts(_tag_lists(conn, query, max_id)),
     }
+
+
+def _references(
+    conn: Connection, query: SessionQuery, max_id: int | None, df: dict[str, int], n: int, terms: Sequence[str]
+) -> tuple[dict[str, tuple[dict[str, int], int]], dict[str, Any]]:
+    """The distinctive terms' references, as ``contrast.distinctive`` takes them (only ``terms``
+    counted, each with conversations), and as ``contrast.describe`` states them. The rest is
+    counted as the whole period less the slice (the slice lies in its period)."""
+    d, k = indexed_sessions, session_keywords
+    count = sa.func.count()
+    against: dict[str, tuple[dict[str, int], int]] = {}
+    sizes: dict[str, int | None] = {"previous": None, "rest": None}
+    for name, ref in (("previous", contrast.previous_query(query)), ("rest", contrast.period_query(query))):
+        if ref is None:
+            continue
+        total = int(conn.execute(sa.select(count).where(*_index_conditions(d, ref, max_id))).scalar_one())
+        size = total - n if name == "rest" else total
+        sizes[name] = size
+        if size <= 0 or not terms:
+            continue
+        in_terms = (*_index_conditions(k, ref, max_id), k.c.keyword.in_(terms))
+        mentions = _counts(conn, sa.select(k.c.keyword, count).where(*in_terms).group_by(k.c.keyword))
+        if name == "rest":  # the period's mentions less the slice's
+            mentions = {t: c - df.get(t, 0) for t, c in mentions.items()}
+        against[name] = (mentions, size)
+    return against, contrast.describe(query, sizes["previous"], sizes["rest"])
 
 
 def _masks(query: SessionQuery, max_id: int | None, top: Sequence[str]) -> sa.Subquery:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tether.packs.finance_cs.contrast import REASONS
+
 DEFAULT_TITLE = "客服问题关键词分析报告"
 PALETTE = ("#2f6fdf", "#e4572e", "#29a36a", "#f2a541", "#8e5ad8", "#17a2b8", "#b0413e", "#6c757d")
 FONT = "'PingFang SC','Microsoft YaHei','Noto Sans CJK SC',sans-serif"
@@ -36,20 +38,63 @@ def _pct(part: float, whole: float) -> str:
 
 
 def lead_keyword(analysis: Mapping[str, Any]) -> str | None:
-    """The top keyword that is not itself a channel name (“app” says little about channels)."""
+    """The term the channel split is shown for: the most distinctive one the splits count, else the
+    top keyword that is not a channel name (“app” says little about channels)."""
     channels = {str(g["group"]).lower() for g in analysis.get("byChannel") or []}
     names = [k["keyword"] for k in analysis.get("keywords") or []]
-    return next((n for n in names if n.lower() not in channels), names[0] if names else None)
+    counted = set(names)
+    distinct = [d["keyword"] for d in analysis.get("distinctive") or [] if d["keyword"] in counted]
+    plain = [n for n in names if n.lower() not in channels]
+    return next(iter(distinct + plain + names), None)
+
+
+def previous_finding(analysis: Mapping[str, Any]) -> str | None:
+    """The slice against the same filters one period earlier, in words (None without one)."""
+    previous = (analysis.get("contrast") or {}).get("previous")
+    if not previous:
+        return None
+    before, now = previous["documents"], analysis.get("documents", 0)
+    change = f"为上一周期的 {now / before:.1f} 倍" if before else "上一周期没有匹配的会话"
+    return (
+        f"与上一周期（{str(previous['start'])[:10]} 至 {str(previous['end'])[:10]}）相比：匹配会话 {before} → "
+        f"{now} 条，{change}"
+    )
+
+
+def _against(term: Mapping[str, Any]) -> str:
+    parts = [f"{term['share']:.0%}"]
+    parts += [f"{label} {term[key]['share']:.0%}" for key, label in _REFERENCES if term.get(key)]
+    return f"{term['keyword']}（" + "，".join(parts) + "）"
+
+
+_REFERENCES = (("previous", "上一周期"), ("rest", "同期其他会话"))
+EXCLUDED_SHOWN = 0.1  # a left-out term is named in the findings when this share of the slice mentions it
 
 
 def findings(analysis: Mapping[str, Any], top: int = 5) -> list[str]:
-    """Plain-text headline findings (unescaped): top keywords, rising terms, the leading channel."""
+    """Plain-text headline findings (unescaped): the change against the previous period, what
+    distinguishes the slice (lift against the previous period and the rest of the period), the
+    top keywords (without the terms that define the slice), rising terms, the leading channel."""
     keywords = analysis.get("keywords") or []
+    lines = [line for line in (previous_finding(analysis),) if line]
     if not keywords:
-        return ["没有可分析的会话。"]
-    lines = [
-        "高频关键词：" + "、".join(f"{k['keyword']}（{k['documents']}条，{k['share']:.0%}）" for k in keywords[:top])
-    ]
+        return ["没有可分析的会话。", *lines]
+    distinct = analysis.get("distinctive") or []
+    if distinct:
+        refs = "及".join(label for key, label in _REFERENCES if (analysis.get("contrast") or {}).get(key))
+        lines.append(
+            f"突出问题（会话占比，对比{refs}，按提升度排序）：" + "、".join(_against(d) for d in distinct[:top])
+        )
+    left_out = [e for e in analysis.get("excluded") or [] if e["share"] >= EXCLUDED_SHOWN]
+    note = (
+        "（不计查询条件与渠道、业务线名称：" + "、".join(f"{e['keyword']} {e['share']:.0%}" for e in left_out) + "）"
+        if left_out
+        else ""
+    )
+    lines.append(
+        f"高频关键词{note}："
+        + "、".join(f"{k['keyword']}（{k['documents']}条，{k['share']:.0%}）" for k in keywords[:top])
+    )
     rising = [
         kw
         for kw, change in (analysis.get("trend", {}).get("change") or {}).items()
@@ -84,11 +129,18 @@ def render_markdown(
     out += [f"- **{md_escape(k)}**：{md_escape(v)}" for k, v in _scope(analysis, scope)]
     out += ["", "## 主要发现", ""] + [f"- {md_escape(line)}" for line in findings(analysis)]
     keywords = analysis.get("keywords") or []
+    distinct = analysis.get("distinctive") or []
+    if distinct:
+        out += ["", "## 突出问题", "", _distinct_caption(analysis), ""]
+        head, *rows = _distinct_rows(analysis, distinct)
+        out += [_md_row(head), "|" + "---|" * len(head), *(_md_row(cells) for cells in rows)]
     out += ["", "## 高频关键词", "", "| # | 关键词 | 会话数 | 占比 | 得分 |", "|---|---|---|---|---|"]
     out += [
         f"| {i} | {md_escape(k['keyword'])} | {k['documents']} | {k['share']:.1%} | {k['score']:.3f} |"
         for i, k in enumerate(keywords, 1)
     ]
+    if analysis.get("excluded"):
+        out += ["", md_escape(_excluded_note(analysis))]
     for heading, key in (("渠道分布", "byChannel"), ("客户等级分布", "byTier")):
         out += ["", f"## {heading}", "", *_split_table_md(analysis.get(key) or [], keywords[:5])]
     pairs = analysis.get("cooccurrence") or []
@@ -105,6 +157,36 @@ def render_markdown(
             out += [f"> {md_escape(q.get('text', ''))}", ">", f"> — {md_escape(meta)}", ""]
     out += ["", f"_方法：{md_escape((analysis.get('method') or {}).get('keywords', ''))}_", ""]
     return "\n".join(out)
+
+
+def _distinct_caption(analysis: Mapping[str, Any]) -> str:
+    refs = "、".join(label for key, label in _REFERENCES if (analysis.get("contrast") or {}).get(key))
+    return (
+        f"与{refs}相比占比明显更高的词（提升度：本次占比 ÷ 对照占比，取各对照中较小者；"
+        "按 占比 × log2(提升度) 排序，差异经对数似然检验 p < 0.01）"
+    )
+
+
+def _distinct_rows(analysis: Mapping[str, Any], distinct: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """The distinctive terms as table rows, a header row first (cells unescaped)."""
+    refs = [(key, label) for key, label in _REFERENCES if (analysis.get("contrast") or {}).get(key)]
+    rows = [["#", "关键词", "会话数", "占比", *(label + "占比" for _, label in refs), "提升度"]]
+    for i, d in enumerate(distinct, 1):
+        against = [f"{d[key]['share']:.1%}" if d.get(key) else "—" for key, _ in refs]
+        rows.append([str(i), d["keyword"], str(d["documents"]), f"{d['share']:.1%}", *against, f"×{d['lift']:.1f}"])
+    return rows
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(md_escape(c) for c in cells) + " |"
+
+
+def _excluded_note(analysis: Mapping[str, Any]) -> str:
+    terms = "、".join(
+        f"{e['keyword']}（{REASONS.get(e['reason'], e['reason'])}，{e['documents']}条）"
+        for e in analysis.get("excluded") or []
+    )
+    return f"未计入关键词（只复述查询条件或来源）：{terms}"
 
 
 def _split_table_md(groups: Sequence[Mapping[str, Any]], keywords: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -229,8 +311,18 @@ def render_html(analysis: Mapping[str, Any], title: str = DEFAULT_TITLE, scope: 
     body = [f"<h1>{_h(title)}</h1>", "<table>"]
     body += [f"<tr><th>{_h(k)}</th><td>{_h(v)}</td></tr>" for k, v in _scope(analysis, scope)]
     body += ["</table>", "<h2>主要发现</h2><ul>"] + [f"<li>{_h(line)}</li>" for line in findings(analysis)]
-    body += ["</ul>", "<h2>高频关键词</h2>"]
+    body.append("</ul>")
+    distinct = analysis.get("distinctive") or []
+    if distinct:
+        head, *rows = _distinct_rows(analysis, distinct)
+        body += ["<h2>突出问题</h2>", f'<p class="meta">{_h(_distinct_caption(analysis))}</p>', "<table>"]
+        body.append("<tr>" + "".join(f"<th>{_h(c)}</th>" for c in head) + "</tr>")
+        body += ["<tr>" + "".join(f"<td>{_h(c)}</td>" for c in cells) + "</tr>" for cells in rows]
+        body.append("</table>")
+    body.append("<h2>高频关键词</h2>")
     body.append(bar_chart_svg([(k["keyword"], k["documents"]) for k in keywords[:15]], "提及会话数（按得分排序）"))
+    if analysis.get("excluded"):
+        body.append(f'<p class="meta">{_h(_excluded_note(analysis))}</p>')
     body += ["<h2>每日趋势</h2>", line_chart_svg(trend.get("days") or [], series, "每日提及会话数")]
     body += ["<h2>渠道分布</h2>", channel_chart_svg(analysis.get("byChannel") or [], top_kw, "各渠道会话数")]
     body += ["<h2>客户等级分布</h2>", _split_table_html(analysis.get("byTier") or [], keywords[:5])]

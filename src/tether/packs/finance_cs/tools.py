@@ -155,8 +155,10 @@ def build_tools(fin: Finance) -> list[Tool]:
         ctx: ToolContext, handle_id: str, top_n: int = 20, split_by: list[str] | None = None
     ) -> Any:
         """Keyword analysis of the sessions behind a handle, in the background: Chinese segmentation,
-        TF-IDF keywords, daily trend, splits by channel and customer tier, co-occurrence and
-        representative quotes. Returns an async job; the result arrives by callback.
+        TF-IDF keywords (the query's keywords and channel / business-line names left out), the
+        distinctive terms (lift against the previous period and the rest of the period), daily
+        trend, splits by channel and customer tier, co-occurrence and representative quotes.
+        Returns an async job; the result arrives by callback.
 
         Started outside a session (``POST /tools/analyze-keywords-async``), the job has no callback:
         the worker keeps the outcome, and ``GET /api/finance/jobs/{job_id}`` serves it."""
