@@ -92,7 +92,7 @@ def test_a_frequent_term_as_common_before_is_not_distinctive(example1: dict[str,
 def test_the_findings_lead_with_the_change_and_the_distinctive_themes(example1: dict[str, Any]) -> None:
     lines = findings(example1)
     assert lines[0].startswith("与上一周期") and "倍" in lines[0]
-    assert lines[1].startswith("突出问题") and "保证金（93%，上一周期" in lines[1], lines[1]
+    assert lines[1].startswith("突出问题") and "保证金 93%（上一周期 " in lines[1], lines[1]
     keywords_line = next(line for line in lines if line.startswith("高频关键词"))
     listed = keywords_line.split("）：", 1)[1]
     assert "规则调整" not in listed and "app" not in listed, keywords_line

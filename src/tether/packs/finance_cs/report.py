@@ -62,9 +62,9 @@ def previous_finding(analysis: Mapping[str, Any]) -> str | None:
 
 
 def _against(term: Mapping[str, Any]) -> str:
-    parts = [f"{term['share']:.0%}"]
-    parts += [f"{label} {term[key]['share']:.0%}" for key, label in _REFERENCES if term.get(key)]
-    return f"{term['keyword']}（" + "，".join(parts) + "）"
+    """保证金 93%（上一周期 5%，同期其他 5%）: the term's share here and in each reference."""
+    parts = [f"{label.removesuffix('会话')} {term[key]['share']:.0%}" for key, label in _REFERENCES if term.get(key)]
+    return f"{term['keyword']} {term['share']:.0%}（" + "，".join(parts) + "）"
 
 
 _REFERENCES = (("previous", "上一周期"), ("rest", "同期其他会话"))
@@ -133,7 +133,7 @@ def render_markdown(
     if distinct:
         out += ["", "## 突出问题", "", _distinct_caption(analysis), ""]
         head, *rows = _distinct_rows(analysis, distinct)
-        out += [_md_row(head), "|" + "---|" * len(head), *(_md_row(cells) for cells in rows)]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *(_md_row(cells) for cells in rows)]
     out += ["", "## 高频关键词", "", "| # | 关键词 | 会话数 | 占比 | 得分 |", "|---|---|---|---|---|"]
     out += [
         f"| {i} | {md_escape(k['keyword'])} | {k['documents']} | {k['share']:.1%} | {k['score']:.3f} |"
