@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tether.packs.finance_cs.contrast import REASONS
+from tether.packs.finance_cs.contrast import LINE_NAMES, REASONS
 
 DEFAULT_TITLE = "客服问题关键词分析报告"
 PALETTE = ("#2f6fdf", "#e4572e", "#29a36a", "#f2a541", "#8e5ad8", "#17a2b8", "#b0413e", "#6c757d")
@@ -114,10 +114,55 @@ def findings(analysis: Mapping[str, Any], top: int = 5) -> list[str]:
     return lines
 
 
+SCOPE_LABELS = {
+    "keywords": "查询关键词",
+    "businessLine": "业务线",
+    "channel": "渠道",
+    "customerTier": "客户等级",
+    "customerId": "客户",
+    "splitBy": "拆分维度",
+}
+SPLIT_LABELS = {"channel": "渠道", "tier": "客户等级", "customer_channel": "渠道", "customer_tier": "客户等级"}
+
+
+def _line_name(code: Any) -> str:
+    return LINE_NAMES.get(str(code), (str(code),))[0]
+
+
+def default_title(scope: Mapping[str, Any] | None) -> str:
+    """The report's title when none was given: what was analysed (贵金属 · 规则调整 客服问题关键词分析报告)."""
+    scope = scope or {}
+    parts = [_line_name(scope["businessLine"])] if scope.get("businessLine") else []
+    parts += [f"{scope['channel']} 渠道"] if scope.get("channel") else []
+    parts += [f"{scope['customerTier']}客户"] if scope.get("customerTier") else []
+    parts += ["、".join(map(str, scope["keywords"]))] if scope.get("keywords") else []
+    return " · ".join(parts) + " " + DEFAULT_TITLE if parts else DEFAULT_TITLE
+
+
+def _moment(value: Any) -> str:
+    return str(value).replace("T", " ")[:16] if value else "…"
+
+
+def _scope_value(key: str, value: Any) -> str:
+    if key == "businessLine":
+        return f"{_line_name(value)}（{value}）"
+    items = [value] if isinstance(value, str) or not isinstance(value, Sequence) else list(value)
+    if key == "splitBy":
+        items = [SPLIT_LABELS.get(str(v), str(v)) for v in items]
+    return "、".join(str(v) for v in items)
+
+
 def _scope(analysis: Mapping[str, Any], scope: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The report's header rows, in the reader's words: how many conversations, their dates, and
+    the query that chose them (its keys labelled in Chinese, its times as 2026-11-04 17:51)."""
     period = analysis.get("period") or {}
-    rows = [("会话数", str(analysis.get("documents", 0))), ("时间范围", f"{period.get('start')} ~ {period.get('end')}")]
-    rows.extend((str(k), str(v)) for k, v in (scope or {}).items() if v not in (None, "", [], ()))
+    days = f"{period['start']} 至 {period['end']}" if period.get("start") else "—"
+    rows = [("会话数", str(analysis.get("documents", 0))), ("会话日期", days)]
+    given = {k: v for k, v in (scope or {}).items() if v not in (None, "", [], ())}
+    start, end = given.pop("startTime", None), given.pop("endTime", None)
+    if start or end:
+        rows.append(("查询时间", f"{_moment(start)} 至 {_moment(end)}"))
+    rows.extend((SCOPE_LABELS.get(k, str(k)), _scope_value(k, v)) for k, v in given.items() if k != "title")
     return rows
 
 

@@ -15,7 +15,7 @@ from tether.pack import AsyncJobStarted, Handle, Tool, ToolContext, tool
 from tether.packs.finance_cs import digest
 from tether.packs.finance_cs.data import CustomerSessionRepo
 from tether.packs.finance_cs.query import parse_query
-from tether.packs.finance_cs.report import findings, render_html, render_markdown
+from tether.packs.finance_cs.report import default_title, findings, render_html, render_markdown
 from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import FinanceState
 
@@ -184,7 +184,7 @@ def build_tools(fin: Finance) -> list[Tool]:
         """Build a report (Markdown and a standalone HTML page with charts) from an analysis; returns
         its id, URL and top findings."""
         scope, result = await asyncio.to_thread(fin.state.analysis, analysis_id, ctx.owner)
-        heading = title or scope.get("title") or "客服问题关键词分析报告"
+        heading = title or scope.get("title") or default_title(scope)
         markdown = render_markdown(result, heading, scope)
         html = render_html(result, heading, scope)
         report_id = new_id("rpt")
