@@ -21,7 +21,7 @@ from tether.packs.finance_cs.generator import generate
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
 from tether.packs.finance_cs.pack import open_finance, prepare
 from tether.packs.finance_cs.query import BUSINESS_LINES, CHANNELS, parse_query
-from tether.packs.finance_cs.report import findings, render_markdown
+from tether.packs.finance_cs.report import findings, render_markdown, rising_terms
 from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.tools import Finance
 
@@ -98,6 +98,9 @@ def test_the_findings_lead_with_the_change_and_the_distinctive_themes(example1: 
     assert "规则调整" not in listed and "app" not in listed, keywords_line
     assert "不计查询条件与渠道、业务线名称：规则调整 99%、app 95%" in keywords_line
     assert "“保证金”相关会话主要来自 app 渠道" in lines[-1]
+    # the surge grows day by day (1x to 2x), and every term's daily count with it: no term's share
+    # rose in the last 7 days beyond chance, so none is called rising (夜盘 was, by its daily count)
+    assert not any(line.startswith("最近7天") for line in lines), lines
     report = render_markdown(example1, "t", EXAMPLE_1)
     assert report.index("## 突出问题") < report.index("## 高频关键词")
     assert "未计入关键词（只复述查询条件或来源）：规则调整（查询条件" in report
@@ -135,3 +138,18 @@ def test_a_term_must_stand_out_against_every_reference() -> None:
     both = {"previous": rising, "rest": common}
     assert [t["keyword"] for t in contrast.distinctive({"x": 50, "y": 50}, 100, both, {})] == ["y"]
     assert contrast.distinctive({"x": 50, "y": 50}, 100, both, {"y": "query"}) == []
+
+
+def test_rising_means_a_larger_share_not_a_larger_count() -> None:
+    """Four times the conversations in the last 7 days: a term mentioned by the same fifth of them
+    is not rising, one that went from a tenth to half of them is."""
+    days = 30
+    trend = {
+        "documents": [10] * (days - 7) + [40] * 7,
+        "series": {"flat": [2] * (days - 7) + [8] * 7, "up": [1] * (days - 7) + [20] * 7},
+    }
+    assert rising_terms({"trend": trend}) == [("up", 0.1, 0.5)]
+    lines = findings({"keywords": [{"keyword": "up", "documents": 163, "share": 0.45}], "trend": trend})
+    assert "最近7天明显上升（提及会话占比，此前 → 最近7天）：up（10% → 50%）" in lines
+    few = {"documents": [3] * 30, "series": {"x": [0] * 23 + [1, 1, 0, 0, 0, 0, 0]}}  # 2 of 21, none before
+    assert rising_terms({"trend": few}) == [], "two mentions are no trend"

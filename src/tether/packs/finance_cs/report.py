@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tether.packs.finance_cs.contrast import LINE_NAMES, REASONS
+from tether.packs.finance_cs.contrast import LINE_NAMES, MIN_G2, REASONS, log_likelihood
 
 DEFAULT_TITLE = "客服问题关键词分析报告"
 PALETTE = ("#2f6fdf", "#e4572e", "#29a36a", "#f2a541", "#8e5ad8", "#17a2b8", "#b0413e", "#6c757d")
@@ -95,13 +95,12 @@ def findings(analysis: Mapping[str, Any], top: int = 5) -> list[str]:
         f"高频关键词{note}："
         + "、".join(f"{k['keyword']}（{k['documents']}条，{k['share']:.0%}）" for k in keywords[:top])
     )
-    rising = [
-        kw
-        for kw, change in (analysis.get("trend", {}).get("change") or {}).items()
-        if change.get("ratio") is not None and change["ratio"] >= RISING_RATIO
-    ]
+    rising = rising_terms(analysis)
     if rising:
-        lines.append("最近7天明显上升：" + "、".join(rising))
+        lines.append(
+            "最近7天明显上升（提及会话占比，此前 → 最近7天）："
+            + "、".join(f"{kw}（{before:.0%} → {recent:.0%}）" for kw, before, recent in rising)
+        )
     first = lead_keyword(analysis) or keywords[0]["keyword"]
     channels = analysis.get("byChannel") or []
     if channels:
@@ -150,6 +149,24 @@ def _scope_value(key: str, value: Any) -> str:
     if key == "splitBy":
         items = [SPLIT_LABELS.get(str(v), str(v)) for v in items]
     return "、".join(str(v) for v in items)
+
+
+def rising_terms(analysis: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+    """(term, share before, share in the last 7 days) for the trended terms whose share of the
+    conversations rose at least ``RISING_RATIO`` times in the last 7 days, beyond chance (G²).
+    Shares, not daily counts: when the whole slice grows, every term's daily count grows with it."""
+    trend = analysis.get("trend") or {}
+    documents = trend.get("documents") or []
+    recent_n, before_n = sum(documents[-7:]), sum(documents[:-7])
+    if not recent_n or not before_n:
+        return []
+    out = []
+    for term, series in (trend.get("series") or {}).items():
+        recent, before = sum(series[-7:]), sum(series[:-7])
+        lift = recent / recent_n >= RISING_RATIO * before / before_n
+        if recent and lift and log_likelihood(recent, recent_n, before, before_n) >= MIN_G2:
+            out.append((term, before / before_n, recent / recent_n))
+    return out
 
 
 def _scope(analysis: Mapping[str, Any], scope: Mapping[str, Any] | None) -> list[tuple[str, str]]:
