@@ -106,6 +106,16 @@ def test_the_findings_lead_with_the_change_and_the_distinctive_themes(example1: 
     assert "未计入关键词（只复述查询条件或来源）：规则调整（查询条件" in report
 
 
+def test_a_slice_without_distinctive_terms_says_so(demo: Finance) -> None:
+    """The replay's slice (forex, 规则调整: 15 conversations, 29 the month before) has no term that
+    stands out beyond chance; the findings say so instead of leaving it out silently."""
+    forex = analyze_indexed(demo.repo.engine, {**EXAMPLE_1, "businessLine": "forex"})
+    assert forex["distinctive"] == [] and 0 < forex["documents"] < 50
+    assert forex["contrast"]["previous"]["documents"] > 0
+    lines = findings(forex)
+    assert "突出问题：与上一周期及同期其他会话相比，没有占比明显更高的词（会话较少时，差异难以与偶然区分）" in lines
+
+
 def test_the_analysis_over_the_records_agrees(demo: Finance, example1: dict[str, Any]) -> None:
     query = parse_query(EXAMPLE_1)
     previous, period = contrast.previous_query(query), contrast.period_query(query)

@@ -80,19 +80,23 @@ def findings(analysis: Mapping[str, Any], top: int = 5) -> list[str]:
     if not keywords:
         return ["没有可分析的会话。", *lines]
     distinct = analysis.get("distinctive") or []
+    refs = "及".join(
+        label for key, label in _REFERENCES if ((analysis.get("contrast") or {}).get(key) or {}).get("documents")
+    )
     if distinct:
-        refs = "及".join(label for key, label in _REFERENCES if (analysis.get("contrast") or {}).get(key))
         lines.append(
             f"突出问题（会话占比，对比{refs}，按提升度排序）：" + "、".join(_against(d) for d in distinct[:top])
         )
+    elif refs:
+        lines.append(f"突出问题：与{refs}相比，没有占比明显更高的词（会话较少时，差异难以与偶然区分）")
     left_out = [e for e in analysis.get("excluded") or [] if e["share"] >= EXCLUDED_SHOWN]
     note = (
-        "（不计查询条件与渠道、业务线名称：" + "、".join(f"{e['keyword']} {e['share']:.0%}" for e in left_out) + "）"
+        "，不计查询条件与渠道、业务线名称：" + "、".join(f"{e['keyword']} {e['share']:.0%}" for e in left_out)
         if left_out
         else ""
     )
     lines.append(
-        f"高频关键词{note}："
+        f"高频关键词（按 TF-IDF 得分{note}）："
         + "、".join(f"{k['keyword']}（{k['documents']}条，{k['share']:.0%}）" for k in keywords[:top])
     )
     rising = rising_terms(analysis)
