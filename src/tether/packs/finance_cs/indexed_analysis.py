@@ -6,9 +6,11 @@ The request path reads the slice's rows of ``cs_indexed_session`` / ``cs_session
 tier), mentions of the top keywords per (day, channel, tier, keyword), each conversation's set
 of top keywords as a bit mask (a SUM of CASEs): conversations per mask give the keyword pairs,
 and the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. The
-distinctive terms' references (``contrast``) are two more counts and two ``GROUP BY keyword``
-over the candidate terms only: the previous period (the slice's filters one window back) and the
-whole period, of which the rest is what the slice does not hold. Only the
+distinctive terms' references (``contrast``) cost little more: the previous period (the slice's
+filters one window back) is counted in the same scans as the slice's documents and keywords
+(grouped by which window a row falls in, so a keyword filter's semi-join runs once), and the rest
+of the period is one count and one ``GROUP BY keyword`` over the candidate terms only (the whole
+period's counts less the slice's). Only the
 quoted conversations (at most 30) are read from ``customer_session``, and the tag lists are
 grouped there. No text is segmented here, except rows of the slice that have no index entry
 yet: they are indexed first (over the slice's window, references included), so none is
@@ -132,15 +134,20 @@ def _analyze(
     seg: an.Segmenter,
 ) -> dict[str, Any]:
     d, k = indexed_sessions, session_keywords
-    in_docs, in_keys = _index_conditions(d, query, max_id), _index_conditions(k, query, max_id)
+    in_keys = _index_conditions(k, query, max_id)
     count = sa.func.count()
-    # documents per (day, channel, tier): the trend's totals and both splits' sizes, one scan
-    cells = (d.c.day, d.c.channel, d.c.customer_tier)
-    docs = _counts(conn, sa.select(*cells, count).where(*in_docs).group_by(*cells))
+    # documents per (day, channel, tier): the trend's totals and both splits' sizes, and the
+    # document frequency per keyword, each one scan (over the previous period too, in passing)
+    docs, before_docs = _with_previous(conn, d, ("day", "channel", "customer_tier"), query, max_id)
     n = sum(docs.values())
-    df = _counts(conn, sa.select(k.c.keyword, count).where(*in_keys).group_by(k.c.keyword)) if n else {}
+    df, before_df = _with_previous(conn, k, ("keyword",), query, max_id)
     excluded = contrast.defining_terms(query, seg.cut)
-    against, references = _references(conn, query, max_id, df, n, contrast.candidates(df, n, excluded))
+    against: dict[str, tuple[dict[str, int], int]] = {}
+    n_before = None if before_docs is None else sum(before_docs.values())
+    if n_before:
+        against["previous"] = (before_df or {}, n_before)
+    n_rest = _rest(conn, query, max_id, df, n, contrast.candidates(df, n, excluded), against)
+    references = contrast.describe(query, n_before, n_rest)
     if n == 0:
         return an.empty_result(seg, references)
     keywords = an.rank_keywords({t: c for t, c in df.items() if t not in excluded}, n, seg, top_n)
@@ -180,30 +187,58 @@ def _analyze(
     }
 
 
-def _references(
-    conn: Connection, query: SessionQuery, max_id: int | None, df: dict[str, int], n: int, terms: Sequence[str]
-) -> tuple[dict[str, tuple[dict[str, int], int]], dict[str, Any]]:
-    """The distinctive terms' references, as ``contrast.distinctive`` takes them (only ``terms``
-    counted, each with conversations), and as ``contrast.describe`` states them. The rest is
-    counted as the whole period less the slice (the slice lies in its period)."""
+def _with_previous(
+    conn: Connection, table: sa.Table, cells: Sequence[str], query: SessionQuery, max_id: int | None
+) -> tuple[dict[Any, int], dict[Any, int] | None]:
+    """Rows of an index table grouped by ``cells`` and counted: over the slice, and over its
+    previous period (the slice's filters one window back: ``contrast.previous_query``), None where
+    there is none. One scan of both windows, so a keyword filter's semi-join is evaluated once."""
+    previous = contrast.previous_query(query)
+    if previous is None:
+        columns = [table.c[name] for name in cells]
+        stmt = sa.select(*columns, sa.func.count()).where(*_index_conditions(table, query, max_id))
+        return _counts(conn, stmt.group_by(*columns)), None
+    c = table.c
+    side = sa.case((c.occurred_at >= query.start_time, 1), (c.occurred_at <= previous.end_time, 0))
+    wide = query.model_copy(update={"start_time": previous.start_time})
+    inner = (
+        sa.select(*(c[name] for name in cells), side.label("side"))
+        .where(*_index_conditions(table, wide, max_id))
+        .subquery("sides")
+    )
+    grouped = [inner.c[name] for name in cells]
+    stmt = sa.select(*grouped, inner.c.side, sa.func.count()).where(inner.c.side.is_not(None))
+    now: dict[Any, int] = {}
+    before: dict[Any, int] = {}
+    for key, n in _counts(conn, stmt.group_by(*grouped, inner.c.side)).items():
+        *cell, flag = key
+        (now if int(flag) == 1 else before)[cell[0] if len(cell) == 1 else tuple(cell)] = n
+    return now, before
+
+
+def _rest(
+    conn: Connection,
+    query: SessionQuery,
+    max_id: int | None,
+    df: dict[str, int],
+    n: int,
+    terms: Sequence[str],
+    against: dict[str, tuple[dict[str, int], int]],
+) -> int | None:
+    """The rest of the slice's period (None where there is none): its conversations, counted as
+    the whole period's less the slice's (the slice lies in its period); when it has some, its
+    mentions of ``terms`` go into ``against`` as the reference "rest"."""
+    period = contrast.period_query(query)
+    if period is None:
+        return None
     d, k = indexed_sessions, session_keywords
     count = sa.func.count()
-    against: dict[str, tuple[dict[str, int], int]] = {}
-    sizes: dict[str, int | None] = {"previous": None, "rest": None}
-    for name, ref in (("previous", contrast.previous_query(query)), ("rest", contrast.period_query(query))):
-        if ref is None:
-            continue
-        total = int(conn.execute(sa.select(count).where(*_index_conditions(d, ref, max_id))).scalar_one())
-        size = total - n if name == "rest" else total
-        sizes[name] = size
-        if size <= 0 or not terms:
-            continue
-        in_terms = (*_index_conditions(k, ref, max_id), k.c.keyword.in_(terms))
+    size = int(conn.execute(sa.select(count).where(*_index_conditions(d, period, max_id))).scalar_one()) - n
+    if size > 0 and terms:
+        in_terms = (*_index_conditions(k, period, max_id), k.c.keyword.in_(terms))
         mentions = _counts(conn, sa.select(k.c.keyword, count).where(*in_terms).group_by(k.c.keyword))
-        if name == "rest":  # the period's mentions less the slice's
-            mentions = {t: c - df.get(t, 0) for t, c in mentions.items()}
-        against[name] = (mentions, size)
-    return against, contrast.describe(query, sizes["previous"], sizes["rest"])
+        against["rest"] = ({t: c - df.get(t, 0) for t, c in mentions.items()}, size)
+    return size
 
 
 def _masks(query: SessionQuery, max_id: int | None, top: Sequence[str]) -> sa.Subquery:
