@@ -195,7 +195,7 @@ def test_example2_report_is_new_and_split_by_channel(alice: httpx.Client, exampl
     first, second = report_step(example2["session"], 0), report_step(example2["session"], 1)
     assert first["report_id"] != second["report_id"]
     md = alice.get(f"/api/reports/{second['report_id']}.md").text
-    assert "高净值" in md and "splitBy" in md and "channel" in md
+    assert "高净值" in md and "- **拆分维度**：渠道" in md
     assert "## 渠道分布" in md
     html = alice.get(f"/api/reports/{second['report_id']}.html").text
     assert_standalone_html(html)
