@@ -94,3 +94,6 @@ def test_the_header_says_what_was_analysed_in_the_readers_words(analysis: dict[s
         assert raw not in text, raw
     page = render_html(analysis, title, scope)
     assert "<th>业务线</th><td>贵金属（precious-metal）</td>" in page and "businessLine" not in page
+    # and the method, last, in the report's language too
+    assert "_方法：jieba 精确模式分词" in text and "share of conversations" not in text
+    assert "方法：jieba 精确模式分词" in page and "share of conversations" not in page

@@ -19,6 +19,11 @@ DEFAULT_TITLE = "客服问题关键词分析报告"
 PALETTE = ("#2f6fdf", "#e4572e", "#29a36a", "#f2a541", "#8e5ad8", "#17a2b8", "#b0413e", "#6c757d")
 FONT = "'PingFang SC','Microsoft YaHei','Noto Sans CJK SC',sans-serif"
 RISING_RATIO = 1.5
+METHOD = (  # the analysis' own ``method`` says the same in English, for clients of the API
+    "jieba 精确模式分词（金融词典、停用词）；关键词按 TF-IDF（提及会话占比 × jieba 参考 IDF），"
+    "不计查询关键词与渠道、业务线名称；突出问题对比上一周期与同期其他会话，按 占比 × log2(提升度) 排序，"
+    "提升度至少 1.5 倍且经对数似然检验（p < 0.01）。"
+)
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 
@@ -221,7 +226,7 @@ def render_markdown(
         for q in quotes:
             meta = f"{q.get('occurredAt')} · {q.get('channel')} · {q.get('customerTier')} · {q.get('sessionCode')}"
             out += [f"> {md_escape(q.get('text', ''))}", ">", f"> — {md_escape(meta)}", ""]
-    out += ["", f"_方法：{md_escape((analysis.get('method') or {}).get('keywords', ''))}_", ""]
+    out += ["", f"_方法：{md_escape(METHOD)}_", ""]
     return "\n".join(out)
 
 
@@ -408,7 +413,7 @@ def render_html(analysis: Mapping[str, Any], title: str = DEFAULT_TITLE, scope: 
         for q in quotes:
             meta = f"{q.get('occurredAt')} · {q.get('channel')} · {q.get('customerTier')} · {q.get('sessionCode')}"
             body.append(f'<blockquote>{_h(q.get("text", ""))}<div class="meta">{_h(meta)}</div></blockquote>')
-    body.append(f'<p class="meta">方法：{_h((analysis.get("method") or {}).get("keywords", ""))}</p>')
+    body.append(f'<p class="meta">方法：{_h(METHOD)}</p>')
     return (
         '<!DOCTYPE html>\n<html lang="zh-CN"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
