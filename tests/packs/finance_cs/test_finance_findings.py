@@ -133,6 +133,13 @@ def test_the_analysis_over_the_records_agrees(demo: Finance, example1: dict[str,
     )
 
 
+def test_every_channel_and_business_line_is_named() -> None:
+    assert set(contrast.CHANNEL_NAMES) == set(CHANNELS) and set(contrast.LINE_NAMES) == set(BUSINESS_LINES)
+    terms = contrast.defining_terms(parse_query({"keywords": ["保证金比例"]}), lambda text: ["保证金", "比例"])
+    assert terms["保证金比例"] == terms["保证金"] == terms["比例"] == "query", "a keyword and its tokens"
+    assert terms["app"] == terms["微信"] == "channel" and terms["贵金属"] == terms["forex"] == "businessLine"
+
+
 def test_a_difference_in_small_numbers_is_not_distinctive() -> None:
     """7 of 15 against 8 of 29 is a lift of 1.6 but could be chance (G² about 1); the same shares
     over ten times the conversations are not."""

@@ -18,15 +18,15 @@ term is *distinctive* when it is mentioned by at least ``MIN_DOCUMENTS`` convers
 ``MIN_LIFT`` times the reference's and the difference is no accident of small numbers (Dunning's
 log-likelihood G² of the two counts at least ``MIN_G2``, p < 0.01). Shares are smoothed (one
 mention and two conversations added), so a term absent from a small reference gets a large but
-finite lift. Distinctive terms are ranked by
-``share × log2(lift)`` with the smaller of the two lifts: a term must stand out against both, and
-a term many customers mention comes before a rarer one with the same lift.
+finite lift. Distinctive terms are ranked by ``share × log2(lift)`` with the smaller of the two
+lifts: a term must stand out against both, and a term many customers mention comes before a rarer
+one with the same lift.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -61,7 +61,7 @@ def _names(table: Mapping[str, tuple[str, ...]], reason: str) -> dict[str, str]:
 _GROUP_NAMES = _names(LINE_NAMES, "businessLine") | _names(CHANNEL_NAMES, "channel")
 
 
-def defining_terms(query: SessionQuery, cut: Any) -> dict[str, str]:
+def defining_terms(query: SessionQuery, cut: Callable[[str], Iterable[str]]) -> dict[str, str]:
     """{term: reason} for the terms that say how the slice was chosen or where a conversation came
     from: the query's keywords and their tokens (``cut``: ``Segmenter.cut``), channel and business
     line names."""
