@@ -8,6 +8,7 @@ lift, not by raw frequency. The analysis from the index and the one over the rec
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -98,6 +99,12 @@ def test_the_findings_lead_with_the_change_and_the_distinctive_themes(example1: 
     assert "规则调整" not in listed and "app" not in listed, keywords_line
     assert "不计查询条件与渠道、业务线名称：规则调整 99%、app 95%" in keywords_line
     assert "“保证金”相关会话主要来自 app 渠道" in lines[-1]
+    # the planted surge came by the app (0.7 against 0.38 for the rest): the line says how usual
+    # the app is in the rest of the period, so "mainly from the app" is a finding, not the mix
+    rest = example1["contrast"]["rest"]["byChannel"]
+    assert sum(rest.values()) == example1["contrast"]["rest"]["documents"] and next(iter(rest)) == "app"
+    assert 0.33 < rest["app"] / sum(rest.values()) < 0.43
+    assert re.search(r"（\d+条，占(6\d|7\d)%；同期其他会话中 app 占(3\d|4\d)%）$", lines[-1]), lines[-1]
     # the surge grows day by day (1x to 2x), and every term's daily count with it: no term's share
     # rose in the last 7 days beyond chance, so none is called rising (夜盘 was, by its daily count)
     assert not any(line.startswith("最近7天") for line in lines), lines

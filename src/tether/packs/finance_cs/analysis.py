@@ -369,7 +369,8 @@ def analyze(
     """
     seg = segmenter or default_segmenter()
     q = parse_query(query)
-    references = contrast.describe(q, None if previous is None else len(previous), None if rest is None else len(rest))
+    rest_channels = None if rest is None else Counter(str(r.get("channel") or "unknown") for r in rest)
+    references = contrast.describe(q, None if previous is None else len(previous), rest_channels)
     if not records:
         return empty_result(seg, references, text_fields)
     documents = [set(seg.cut(_text(record, text_fields))) for record in records]

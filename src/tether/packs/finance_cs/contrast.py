@@ -173,10 +173,15 @@ def excluded_terms(df: Mapping[str, int], n: int, excluded: Mapping[str, str]) -
     ]
 
 
-def describe(query: SessionQuery, previous_n: int | None, rest_n: int | None) -> dict[str, Any]:
+def describe(query: SessionQuery, previous_n: int | None, rest_channels: Mapping[str, int] | None) -> dict[str, Any]:
     """The references as the result states them: the previous window and its conversations, the
-    rest's conversations (None where there is no such reference)."""
+    rest's conversations and how many came by each channel (None where there is no such
+    reference; ``rest_channels``: the rest's conversations per channel)."""
     previous = previous_query(query)
+    rest = None
+    if rest_channels is not None:
+        channels = dict(sorted(((str(c), v) for c, v in rest_channels.items() if v), key=lambda i: (-i[1], i[0])))
+        rest = {"documents": sum(channels.values()), "byChannel": channels}
     return {
         "previous": None
         if previous is None or previous_n is None
@@ -185,5 +190,5 @@ def describe(query: SessionQuery, previous_n: int | None, rest_n: int | None) ->
             "end": previous.end_time.isoformat() if previous.end_time else None,
             "documents": previous_n,
         },
-        "rest": None if rest_n is None else {"documents": rest_n},
+        "rest": rest,
     }

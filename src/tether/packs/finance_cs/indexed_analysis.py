@@ -146,8 +146,11 @@ def _analyze(
     n_before = None if before_docs is None else sum(before_docs.values())
     if n_before:
         against["previous"] = (before_df or {}, n_before)
-    n_rest = _rest(conn, query, max_id, df, n, contrast.candidates(df, n, excluded), against)
-    references = contrast.describe(query, n_before, n_rest)
+    by_channel: Counter[str] = Counter()
+    for (_, channel, _), c in docs.items():
+        by_channel[_group(channel)] += c
+    rest = _rest(conn, query, max_id, df, by_channel, contrast.candidates(df, n, excluded), against)
+    references = contrast.describe(query, n_before, rest)
     if n == 0:
         return an.empty_result(seg, references)
     keywords = an.rank_keywords({t: c for t, c in df.items() if t not in excluded}, n, seg, top_n)
@@ -221,24 +224,31 @@ def _rest(
     query: SessionQuery,
     max_id: int | None,
     df: dict[str, int],
-    n: int,
+    by_channel: Counter[str],
     terms: Sequence[str],
     against: dict[str, tuple[dict[str, int], int]],
-) -> int | None:
-    """The rest of the slice's period (None where there is none): its conversations, counted as
-    the whole period's less the slice's (the slice lies in its period); when it has some, its
-    mentions of ``terms`` go into ``against`` as the reference "rest"."""
+) -> dict[str, int] | None:
+    """The rest of the slice's period (None where there is none): its conversations per channel,
+    counted as the whole period's less the slice's (``by_channel``; the slice lies in its period).
+    When it has some, its mentions of ``terms`` go into ``against`` as the reference "rest"."""
     period = contrast.period_query(query)
     if period is None:
         return None
     d, k = indexed_sessions, session_keywords
     count = sa.func.count()
-    size = int(conn.execute(sa.select(count).where(*_index_conditions(d, period, max_id))).scalar_one()) - n
+    whole = _counts(
+        conn, sa.select(d.c.channel, count).where(*_index_conditions(d, period, max_id)).group_by(d.c.channel)
+    )
+    per_channel: Counter[str] = Counter()
+    for channel, c in whole.items():
+        per_channel[_group(channel)] += c
+    rest = {channel: c - by_channel.get(channel, 0) for channel, c in per_channel.items()}
+    size = sum(rest.values())
     if size > 0 and terms:
         in_terms = (*_index_conditions(k, period, max_id), k.c.keyword.in_(terms))
         mentions = _counts(conn, sa.select(k.c.keyword, count).where(*in_terms).group_by(k.c.keyword))
         against["rest"] = ({t: c - df.get(t, 0) for t, c in mentions.items()}, size)
-    return size
+    return rest
 
 
 def _masks(query: SessionQuery, max_id: int | None, top: Sequence[str]) -> sa.Subquery:

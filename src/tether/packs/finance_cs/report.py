@@ -115,9 +115,14 @@ def findings(analysis: Mapping[str, Any], top: int = 5) -> list[str]:
     if channels:
         lead = max(channels, key=lambda c: (c["keywords"].get(first, 0), c["group"]))
         mentions = sum(c["keywords"].get(first, 0) for c in channels)
+        rest = ((analysis.get("contrast") or {}).get("rest") or {}).get("byChannel") or {}
+        # how common the channel is anyway: 70 % from the app says little if the app carries 70 % of all
+        usual = (
+            f"；同期其他会话中 {lead['group']} 占{_pct(rest.get(lead['group'], 0), sum(rest.values()))}" if rest else ""
+        )
         lines.append(
             f"“{first}”相关会话主要来自 {lead['group']} 渠道"
-            f"（{lead['keywords'].get(first, 0)}条，占{_pct(lead['keywords'].get(first, 0), mentions)}）"
+            f"（{lead['keywords'].get(first, 0)}条，占{_pct(lead['keywords'].get(first, 0), mentions)}{usual}）"
         )
     return lines
 
