@@ -18,11 +18,12 @@ import pytest
 
 from tether.packs.finance_cs import contrast
 from tether.packs.finance_cs.analysis import analyze
+from tether.packs.finance_cs.findings import findings, rising_terms
 from tether.packs.finance_cs.generator import generate
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
 from tether.packs.finance_cs.pack import open_finance, prepare
 from tether.packs.finance_cs.query import BUSINESS_LINES, CHANNELS, parse_query
-from tether.packs.finance_cs.report import findings, render_markdown, rising_terms
+from tether.packs.finance_cs.report import render_markdown
 from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.tools import Finance
 

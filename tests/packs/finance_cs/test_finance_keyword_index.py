@@ -19,12 +19,12 @@ import sqlalchemy as sa
 
 from tether.packs.finance_cs import contrast
 from tether.packs.finance_cs.analysis import analyze
+from tether.packs.finance_cs.findings import findings
 from tether.packs.finance_cs.generator import generate, generate_rows
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
 from tether.packs.finance_cs.keyword_index import index_new, index_pending
 from tether.packs.finance_cs.pack import open_finance, prepare
 from tether.packs.finance_cs.query import SessionQuery, parse_query
-from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import indexed_sessions, session_keywords
 from tether.packs.finance_cs.tools import Finance

@@ -14,8 +14,9 @@ from typing import Any
 from tether.pack import AsyncJobStarted, Handle, Tool, ToolContext, tool
 from tether.packs.finance_cs import digest
 from tether.packs.finance_cs.data import CustomerSessionRepo
+from tether.packs.finance_cs.findings import findings
 from tether.packs.finance_cs.query import parse_query
-from tether.packs.finance_cs.report import default_title, findings, render_html, render_markdown
+from tether.packs.finance_cs.report import default_title, render_html, render_markdown
 from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import FinanceState
 

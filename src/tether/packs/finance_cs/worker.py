@@ -26,9 +26,9 @@ from typing import Any
 import httpx
 
 from tether.pack import Owner
+from tether.packs.finance_cs.findings import findings, previous_finding
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
 from tether.packs.finance_cs.keyword_index import index_new
-from tether.packs.finance_cs.report import findings, previous_finding
 from tether.packs.finance_cs.tools import Finance, new_id
 
 log = logging.getLogger("tether.finance.worker")
