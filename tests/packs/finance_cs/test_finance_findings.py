@@ -178,3 +178,13 @@ def test_rising_means_a_larger_share_not_a_larger_count() -> None:
     assert "最近7天明显上升（提及会话占比，此前 → 最近7天）：up（10% → 50%）" in lines
     few = {"documents": [3] * 30, "series": {"x": [0] * 23 + [1, 1, 0, 0, 0, 0, 0]}}  # 2 of 21, none before
     assert rising_terms({"trend": few}) == [], "two mentions are no trend"
+
+
+def test_a_fall_against_the_previous_period_is_said_as_one() -> None:
+    def said(now: int, before: int) -> str:
+        previous = {"start": "2026-10-05T17:58:00", "end": "2026-11-04T17:57:59", "documents": before}
+        return findings({"documents": now, "contrast": {"previous": previous}})[-1]
+
+    assert said(15, 29) == "与上一周期（2026-10-05 至 2026-11-04）相比：匹配会话 29 → 15 条，比上一周期减少 48%"
+    assert said(1260, 54).endswith("匹配会话 54 → 1260 条，为上一周期的 23.3 倍")
+    assert said(3, 0).endswith("上一周期没有匹配的会话")

@@ -39,7 +39,12 @@ def previous_finding(analysis: Mapping[str, Any]) -> str | None:
     if not previous:
         return None
     before, now = previous["documents"], analysis.get("documents", 0)
-    change = f"为上一周期的 {now / before:.1f} 倍" if before else "上一周期没有匹配的会话"
+    if not before:
+        change = "上一周期没有匹配的会话"
+    elif now < before:  # "0.5 倍" reads as growth at a glance; a fall is said as one
+        change = f"比上一周期减少 {1 - now / before:.0%}"
+    else:
+        change = f"为上一周期的 {now / before:.1f} 倍"
     return (
         f"与上一周期（{str(previous['start'])[:10]} 至 {str(previous['end'])[:10]}）相比：匹配会话 {before} → "
         f"{now} 条，{change}"
