@@ -196,6 +196,21 @@ def _start_server(settings: Settings, host: str, port: int, out: TextIO) -> Any:
     return server
 
 
+def replay_gist(output: Any, width: int = 120) -> str:
+    """A replayed step's output on one line, as a person reads it: the handle's count, the
+    analysis' headline finding, the report's title and URL; anything else as JSON, cut at ``width``."""
+    if isinstance(output, dict):
+        if "handle_id" in output and "total" in output:
+            return f"{output['total']} matching sessions, kept behind handle {output['handle_id']}"
+        if "analysis_id" in output and "documents" in output:
+            lines = str(output.get("summary") or "").splitlines()
+            return f"{output['documents']} conversations analysed" + (f": {lines[0]}" if lines else "")
+        if "report_id" in output and "url" in output:
+            return f"{output.get('title') or output['report_id']}: {output['url']}"
+    text = json.dumps(output, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _report_links(session: dict[str, Any]) -> list[str]:
     for step in reversed(session.get("executedSteps") or []):
         result = step.get("result") or {}
@@ -231,8 +246,7 @@ def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> in
             out.write(f"\nreplaying workflow {dsl_id} for business line forex, without the model:\n")
             replay = http.post(f"/api/agent/dsl/{dsl_id}/execute", json={"business_line": "forex"}, timeout=300).json()
             for step in replay.get("steps", []):
-                shown = json.dumps(step["output"], ensure_ascii=False)[:100]
-                out.write(f"  {step['stepId']} {step['toolId']:<24} {step['status']}  {shown}\n")
+                out.write(f"  {step['stepId']} {step['toolId']:<24} {step['status']}  {replay_gist(step['output'])}\n")
             out.write(f"replay {replay.get('status')}: {replay.get('error') or 'ok'}\n")
     erp_status, bill_no = "SKIPPED", None
     if any(p.name == "erp" for p in server.config.app.state.services.packs):

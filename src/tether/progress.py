@@ -43,7 +43,7 @@ class Progress:
             "TURN_STARTED": lambda: "turn resumed" if data.get("resumed") else "turn started",
             "MODEL_DECISION": lambda: "model → " + (", ".join(data.get("tools") or []) or "final answer"),
             "TOOL_EXECUTION_STARTED": lambda: f"  ▶ {data.get('toolId')}",
-            "TOOL_EXECUTION_FINISHED": lambda: f"  ✔ {data.get('toolId')} ({data.get('durationMs', '-')} ms)",
+            "TOOL_EXECUTION_FINISHED": lambda: f"  ✔ {data.get('toolId')} ({_took(data)})",
             "TOOL_EXECUTION_FAILED": lambda: f"  ✘ {data.get('toolId')}: {data.get('error')}",
             "WAITING_ASYNC_CALLBACK": lambda: f"  … waiting for async job {data.get('externalJobId', '')[:16]}…",
             "TOOL_CALLBACK_RECEIVED": lambda: f"  ↩ callback for {data.get('toolId')}: {data.get('status')}",
@@ -84,6 +84,12 @@ def proposal_lines(proposal: dict[str, Any]) -> list[str]:
         out.append(f"    line {line.get('lineNo', '+')} ({line.get('change')}): {fields}")
     out.append(f"  confirm: POST /api/ops/{proposal.get('opId')}/confirm   cancel: …/cancel")
     return out
+
+
+def _took(data: dict[str, Any]) -> str:
+    """A finished call's time; a background job's result came by callback, timed by the lines above."""
+    ms = data.get("durationMs")
+    return f"{ms} ms" if ms is not None else "in the background, result by callback"
 
 
 def _shown(value: Any) -> str:

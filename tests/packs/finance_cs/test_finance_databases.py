@@ -82,7 +82,8 @@ async def test_tools_handle_analysis_and_report(fin: Finance, sink: CallbackSink
     assert (body["externalJobId"], body["status"]) == (job_id, "SUCCEEDED"), body
     payload = body["payload"]
     assert payload["documents"] == handle.summary["total"]
-    assert "保证金" in payload["top_keywords"]
+    assert "保证金" in payload["excluded_keywords"] and "保证金" not in payload["top_keywords"], "the query's keyword"
+    assert "规则调整" in payload["top_keywords"][:3], "what the margin conversations are about: the planted surge"
     assert sum(payload["byChannel"].values()) == payload["documents"]
     job = fin.state.job(job_id)
     assert (job["status"], job["attempts"]) == ("done", 1)

@@ -127,10 +127,12 @@ def test_example1_answer_names_the_surge_and_links_the_report(
     analysis = tool_results(session)[1]
     assert analysis["kind"] == "value"
     top = analysis["data"]["top_keywords"]
-    assert {"规则调整", "保证金"} <= set(top[:5]), top
+    assert "保证金" in top[:3] and "规则调整" not in top and "app" not in top, top
+    assert analysis["data"]["excluded_keywords"][:2] == ["规则调整", "app"], "the query's keyword and a channel"
+    assert analysis["data"]["distinctive_keywords"][0] == "保证金"
     answer = final_answer(session)
     report = report_step(session)
-    assert "规则调整" in answer and "保证金" in answer
+    assert "突出问题" in answer and "保证金" in answer
     assert "主要来自 app 渠道" in answer, "the planted surge is concentrated on the app channel"
     previous = analysis["data"]["previous_period"]
     assert analysis["data"]["documents"] > 3 * previous["documents"], "the surge against the 30 days before"
@@ -193,7 +195,7 @@ def test_example2_report_is_new_and_split_by_channel(alice: httpx.Client, exampl
     first, second = report_step(example2["session"], 0), report_step(example2["session"], 1)
     assert first["report_id"] != second["report_id"]
     md = alice.get(f"/api/reports/{second['report_id']}.md").text
-    assert "高净值" in md and "splitBy" in md and "channel" in md
+    assert "高净值" in md and "- **拆分维度**：渠道" in md
     assert "## 渠道分布" in md
     html = alice.get(f"/api/reports/{second['report_id']}.html").text
     assert_standalone_html(html)

@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from tether.packs.finance_cs import contrast
 from tether.packs.finance_cs.analysis import analyze
+from tether.packs.finance_cs.findings import findings
 from tether.packs.finance_cs.generator import generate, generate_rows
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
 from tether.packs.finance_cs.keyword_index import index_new, index_pending
 from tether.packs.finance_cs.pack import open_finance, prepare
-from tether.packs.finance_cs.report import findings
+from tether.packs.finance_cs.query import SessionQuery, parse_query
 from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import indexed_sessions, session_keywords
 from tether.packs.finance_cs.tools import Finance
@@ -34,6 +36,12 @@ PREVIOUS = {"startTime": (NOW - timedelta(days=60)).isoformat(), "endTime": SINC
 
 SLICES: dict[str, dict[str, Any]] = {
     "30 days of precious metal (the demo)": {"business_line": "precious-metal", "start_time": SINCE},
+    "example 1: 30 days of precious metal about 规则调整 (previous period and rest)": {
+        "business_line": "precious-metal",
+        "keywords": ["规则调整"],
+        "start_time": SINCE,
+        "end_time": NOW.isoformat(),
+    },
     "30 days, app, one tier": {
         "business_line": "precious-metal",
         "start_time": SINCE,
@@ -69,9 +77,22 @@ def _count(fin: Finance, table: sa.Table) -> int:
 
 
 def _reference(fin: Finance, filters: dict[str, Any], max_id: int | None = None) -> dict[str, Any]:
-    """Today's computation: fetch the slice's records (as a handle holds them) and segment them all."""
-    ids = [i for i in fin.repo.ids(filters) if max_id is None or i <= max_id]
-    return analyze(fin.repo.fetch_by_ids(ids))
+    """Today's computation: fetch the slice's records (as a handle holds them), its previous period's
+    and the rest of its period's, and segment them all."""
+
+    def ids(query: SessionQuery | None) -> list[int]:
+        return [] if query is None else [i for i in fin.repo.ids(query) if max_id is None or i <= max_id]
+
+    query = parse_query(filters)
+    chosen = ids(query)
+    previous, period = contrast.previous_query(query), contrast.period_query(query)
+    rest = sorted(set(ids(period)) - set(chosen))
+    return analyze(
+        fin.repo.fetch_by_ids(chosen),
+        query=query,
+        previous=None if previous is None else fin.repo.fetch_by_ids(ids(previous)),
+        rest=None if period is None else fin.repo.fetch_by_ids(rest),
+    )
 
 
 def _same(indexed: dict[str, Any], reference: dict[str, Any], what: str = "") -> None:
@@ -106,13 +127,14 @@ def test_a_handle_bound_slice_leaves_out_later_rows(fin: Finance) -> None:
 
 
 def test_rows_written_without_the_index_are_indexed_before_the_analysis(fin: Finance) -> None:
-    later = generate_rows(rows=300, days=10, seed=11, now=NOW)
+    later = generate_rows(rows=300, days=60, seed=11, now=NOW)
     fin.repo.insert_many(later)  # a plain write: no index entries
     assert _count(fin, indexed_sessions) == ROWS
     filters = SLICES["30 days of precious metal (the demo)"]
     indexed = analyze_indexed(fin.repo.engine, filters, writer=fin.state.engine)
     _same(indexed, _reference(fin, filters))
-    assert ROWS < _count(fin, indexed_sessions) < ROWS + 300, "only the slice's missing rows were indexed"
+    # the slice and the rest of its period (its reference) were indexed; older rows were not
+    assert ROWS < _count(fin, indexed_sessions) < ROWS + 300, "only the period's missing rows were indexed"
     assert index_pending(fin.state.engine) > 0 and _count(fin, indexed_sessions) == ROWS + 300
 
 

@@ -11,7 +11,7 @@ import pytest
 from tether.packs.finance_cs.analysis import analyze
 from tether.packs.finance_cs.data import to_record
 from tether.packs.finance_cs.generator import generate_rows
-from tether.packs.finance_cs.report import render_html, render_markdown
+from tether.packs.finance_cs.report import default_title, render_html, render_markdown
 
 NOW = datetime(2026, 3, 15, 12, 0, 0)
 EVIL = '<script>alert("x")</script>规则调整后保证金又涨了 | **粗体** [链接](javascript:alert(1))'
@@ -61,5 +61,39 @@ def test_markdown_has_sections_and_escapes(analysis: dict[str, Any]) -> None:
 
 def test_empty_analysis_renders() -> None:
     empty = analyze([])
-    assert "没有可分析的会话" in render_markdown(empty)
+    text = render_markdown(empty)
+    assert "没有可分析的会话" in text
+    assert "**会话日期**：—" in text and "None" not in text
     assert render_html(empty).count("<svg") == 3
+
+
+def test_the_header_says_what_was_analysed_in_the_readers_words(analysis: dict[str, Any]) -> None:
+    """The query's keys and values as a Chinese reader reads them — not businessLine, ISO times or
+    a Python list — and a title that names the slice, so two reports are told apart."""
+    scope = {
+        "keywords": ["规则调整"],
+        "businessLine": "precious-metal",
+        "startTime": "2026-11-04T17:51:11",
+        "endTime": "2026-12-04T17:51:11",
+        "splitBy": ["channel", "tier"],
+    }
+    title = default_title(scope)
+    assert title == "贵金属 · 规则调整 客服问题关键词分析报告"
+    assert default_title({"businessLine": "forex", "keywords": ["规则调整"]}).startswith("外汇 · 规则调整 ")
+    assert default_title({}) == "客服问题关键词分析报告"
+    text = render_markdown(analysis, title, scope)
+    assert text.startswith("# 贵金属 · 规则调整 客服问题关键词分析报告\n")
+    for row in (
+        "- **查询关键词**：规则调整",
+        "- **业务线**：贵金属（precious-metal）",
+        "- **查询时间**：2026-11-04 17:51 至 2026-12-04 17:51",
+        "- **拆分维度**：渠道、客户等级",
+    ):
+        assert row in text, row
+    for raw in ("businessLine", "startTime", "splitBy", "['", "T17:51"):
+        assert raw not in text, raw
+    page = render_html(analysis, title, scope)
+    assert "<th>业务线</th><td>贵金属（precious-metal）</td>" in page and "businessLine" not in page
+    # and the method, last, in the report's language too
+    assert "_方法：jieba 精确模式分词" in text and "share of conversations" not in text
+    assert "方法：jieba 精确模式分词" in page and "share of conversations" not in page

@@ -10,6 +10,9 @@ conversations that mention it (document frequency, so one long message cannot do
 IDF comes from jieba's reference table (``jieba/analyse/idf.txt``, a general Chinese corpus), so
 words that are common in everyday Chinese rank low and domain words rank high; lexicon words the
 table lacks get its median IDF. TextRank is not used.
+Terms that only restate how the slice was chosen (its query keywords) or name a channel or business
+line are left out of the keywords; the distinctive terms (``contrast``) compare the slice with the
+previous period and the rest of its period when the caller passes those conversations.
 
 The tokenizer and IDF table are loaded once, lazily and without log output, by ``Segmenter``.
 Nothing here reads a database or the network.
@@ -29,6 +32,9 @@ from importlib import resources
 from itertools import combinations
 from pathlib import Path
 from typing import Any
+
+from tether.packs.finance_cs import contrast
+from tether.packs.finance_cs.query import SessionQuery, parse_query
 
 with warnings.catch_warnings():
     # jieba's sources trip invalid-escape warnings when first compiled; they are not ours to fix.
@@ -124,12 +130,17 @@ def _text(record: Mapping[str, Any], fields: Sequence[str]) -> str:
     return "\n".join(str(record.get(name) or "") for name in fields)
 
 
-def extract_keywords(documents: Sequence[set[str]], segmenter: Segmenter, top_n: int = 20) -> list[dict[str, Any]]:
-    """Top terms by (share of documents mentioning the term) × reference IDF."""
+def document_frequency(documents: Iterable[set[str]]) -> Counter[str]:
+    """Documents mentioning each term."""
     df: Counter[str] = Counter()
     for terms in documents:
         df.update(terms)
-    return rank_keywords(df, len(documents), segmenter, top_n)
+    return df
+
+
+def extract_keywords(documents: Sequence[set[str]], segmenter: Segmenter, top_n: int = 20) -> list[dict[str, Any]]:
+    """Top terms by (share of documents mentioning the term) × reference IDF."""
+    return rank_keywords(document_frequency(documents), len(documents), segmenter, top_n)
 
 
 def rank_keywords(df: Mapping[str, int], n: int, segmenter: Segmenter, top_n: int = 20) -> list[dict[str, Any]]:
@@ -307,8 +318,32 @@ def method(seg: Segmenter, text_fields: Sequence[str] = ("userMessage",)) -> dic
     """How the keywords were found (part of every analysis result)."""
     return {
         "segmentation": f"jieba precise mode + finance lexicon ({len(seg.lexicon)} words) + stop words",
-        "keywords": "TF-IDF: share of conversations mentioning the term x jieba reference IDF",
+        "keywords": "TF-IDF: share of conversations mentioning the term x jieba reference IDF; "
+        "the query's keywords and channel / business-line names left out",
+        "distinctive": f"lift of the term's share against the previous period and the rest of the period "
+        f"(each at least {contrast.MIN_LIFT}x; shares smoothed), ranked by share x log2(smaller lift)",
         "fields": list(text_fields),
+    }
+
+
+def empty_result(
+    seg: Segmenter, references: dict[str, Any], text_fields: Sequence[str] = ("userMessage",)
+) -> dict[str, Any]:
+    """The result for a slice without conversations (``references``: ``contrast.describe``'s)."""
+    return {
+        "documents": 0,
+        "period": {"start": None, "end": None},
+        "method": method(seg, text_fields),
+        "keywords": [],
+        "excluded": [],
+        "distinctive": [],
+        "contrast": references,
+        "trend": trend_from_counts({}, {}, []),
+        "byChannel": [],
+        "byTier": [],
+        "cooccurrence": [],
+        "quotes": {},
+        "tags": [],
     }
 
 
@@ -320,26 +355,48 @@ def analyze(
     series: int = 8,
     quotes_per_keyword: int = 3,
     segmenter: Segmenter | None = None,
+    query: SessionQuery | Mapping[str, Any] | None = None,
+    previous: Sequence[Mapping[str, Any]] | None = None,
+    rest: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Analyse camelCase customer-session records (as ``CustomerSessionRepo`` returns them).
 
     Keywords come from ``text_fields`` (the customer's own words by default). The trend covers the
-    top ``series`` keywords; splits, co-occurrence and quotes cover the top ``top_n``.
+    top ``series`` keywords; splits, co-occurrence and quotes cover the top ``top_n``. ``query``
+    is the slice's filters (its keywords are left out of the keywords; its period places the
+    references); ``previous`` and ``rest`` are the conversations of ``contrast.previous_query``
+    and of ``contrast.period_query`` outside the slice, the references of the distinctive terms.
     """
     seg = segmenter or default_segmenter()
+    q = parse_query(query)
+    rest_channels = None if rest is None else Counter(str(r.get("channel") or "unknown") for r in rest)
+    references = contrast.describe(q, None if previous is None else len(previous), rest_channels)
+    if not records:
+        return empty_result(seg, references, text_fields)
     documents = [set(seg.cut(_text(record, text_fields))) for record in records]
-    keywords = extract_keywords(documents, seg, top_n)
+    n = len(documents)
+    df = document_frequency(documents)
+    excluded = contrast.defining_terms(q, seg.cut)
+    keywords = rank_keywords({t: c for t, c in df.items() if t not in excluded}, n, seg, top_n)
+    against = {
+        name: (document_frequency(set(seg.cut(_text(r, text_fields))) for r in others), len(others))
+        for name, others in (("previous", previous), ("rest", rest))
+        if others and references[name] is not None
+    }
     names = [k["keyword"] for k in keywords]
     days = [_day(record.get("occurredAt")) for record in records]
     dated = [d for d in days if d is not None]
     return {
-        "documents": len(records),
+        "documents": n,
         "period": {
             "start": min(dated).isoformat() if dated else None,
             "end": max(dated).isoformat() if dated else None,
         },
         "method": method(seg, text_fields),
         "keywords": keywords,
+        "excluded": contrast.excluded_terms(df, n, excluded),
+        "distinctive": contrast.distinctive(df, n, against, excluded),
+        "contrast": references,
         "trend": keyword_trend(days, documents, names[:series]),
         "byChannel": split_by([str(r.get("channel") or "unknown") for r in records], documents, names),
         "byTier": split_by([str(r.get("customerTier") or "unknown") for r in records], documents, names),

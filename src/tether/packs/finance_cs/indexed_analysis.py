@@ -5,10 +5,16 @@ The request path reads the slice's rows of ``cs_indexed_session`` / ``cs_session
 (``keyword_index``), grouped: document frequency per keyword, documents per (day, channel,
 tier), mentions of the top keywords per (day, channel, tier, keyword), each conversation's set
 of top keywords as a bit mask (a SUM of CASEs): conversations per mask give the keyword pairs,
-and the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. Only the
+and the best few conversations per mask of the top 10 (ROW_NUMBER) give the quotes. The
+distinctive terms' references (``contrast``) cost little more: the previous period (the slice's
+filters one window back) is counted in the same scans as the slice's documents and keywords
+(grouped by which window a row falls in, so a keyword filter's semi-join runs once), and the rest
+of the period is one count and one ``GROUP BY keyword`` over the candidate terms only (the whole
+period's counts less the slice's). Only the
 quoted conversations (at most 30) are read from ``customer_session``, and the tag lists are
 grouped there. No text is segmented here, except rows of the slice that have no index entry
-yet: they are indexed first, so none is silently missing.
+yet: they are indexed first (over the slice's window, references included), so none is
+silently missing.
 
 A slice is a ``SessionQuery`` plus ``max_id`` (a result handle's newest id, so rows written
 after the handle are left out, as the handle's own ids would). Its exact filters (business
@@ -30,6 +36,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from tether.packs.finance_cs import analysis as an
+from tether.packs.finance_cs import contrast
 from tether.packs.finance_cs.data import (
     CustomerSessionRepo,
     Filters,
@@ -108,7 +115,8 @@ def analyze_indexed(
     (``engine`` by default); every read goes through ``engine``."""
     query = parse_query(filters)
     seg = segmenter or an.default_segmenter()
-    index_pending(writer or engine, _source_conditions(query, max_id), segmenter=seg)
+    # the slice and its references (the previous period, the rest of the period) lie in one window
+    index_pending(writer or engine, _source_conditions(contrast.span_query(query), max_id), segmenter=seg)
     try:
         with engine.connect() as conn:
             return _analyze(conn, query, max_id, top_n, series, quotes_per_keyword, seg)
@@ -126,16 +134,26 @@ def _analyze(
     seg: an.Segmenter,
 ) -> dict[str, Any]:
     d, k = indexed_sessions, session_keywords
-    in_docs, in_keys = _index_conditions(d, query, max_id), _index_conditions(k, query, max_id)
+    in_keys = _index_conditions(k, query, max_id)
     count = sa.func.count()
-    # documents per (day, channel, tier): the trend's totals and both splits' sizes, one scan
-    cells = (d.c.day, d.c.channel, d.c.customer_tier)
-    docs = _counts(conn, sa.select(*cells, count).where(*in_docs).group_by(*cells))
+    # documents per (day, channel, tier): the trend's totals and both splits' sizes, and the
+    # document frequency per keyword, each one scan (over the previous period too, in passing)
+    docs, before_docs = _with_previous(conn, d, ("day", "channel", "customer_tier"), query, max_id)
     n = sum(docs.values())
+    df, before_df = _with_previous(conn, k, ("keyword",), query, max_id)
+    excluded = contrast.defining_terms(query, seg.cut)
+    against: dict[str, tuple[dict[str, int], int]] = {}
+    n_before = None if before_docs is None else sum(before_docs.values())
+    if n_before:
+        against["previous"] = (before_df or {}, n_before)
+    by_channel: Counter[str] = Counter()
+    for (_, channel, _), c in docs.items():
+        by_channel[_group(channel)] += c
+    rest = _rest(conn, query, max_id, df, by_channel, contrast.candidates(df, n, excluded), against)
+    references = contrast.describe(query, n_before, rest)
     if n == 0:
-        return an.analyze([], top_n, series=series, quotes_per_keyword=quotes_per_keyword, segmenter=seg)
-    df = _counts(conn, sa.select(k.c.keyword, count).where(*in_keys).group_by(k.c.keyword))
-    keywords = an.rank_keywords(df, n, seg, top_n)
+        return an.empty_result(seg, references)
+    keywords = an.rank_keywords({t: c for t, c in df.items() if t not in excluded}, n, seg, top_n)
     names = [kw["keyword"] for kw in keywords]
     # mentions of the top keywords per (day, channel, tier, keyword), one scan
     key_cells = (k.c.day, k.c.channel, k.c.customer_tier, k.c.keyword)
@@ -160,6 +178,9 @@ def _analyze(
         "period": {"start": min(per_day).isoformat(), "end": max(per_day).isoformat()},
         "method": an.method(seg),
         "keywords": keywords,
+        "excluded": contrast.excluded_terms(df, n, excluded),
+        "distinctive": contrast.distinctive(df, n, against, excluded),
+        "contrast": references,
         "trend": an.trend_from_counts(per_day, trend_hits, names[:series]),
         "byChannel": splits["byChannel"],
         "byTier": splits["byTier"],
@@ -167,6 +188,67 @@ def _analyze(
         "quotes": _quotes(conn, query, max_id, names[:QUOTED_KEYWORDS], quotes_per_keyword),
         "tags": an.tags_from_counts(_tag_lists(conn, query, max_id)),
     }
+
+
+def _with_previous(
+    conn: Connection, table: sa.Table, cells: Sequence[str], query: SessionQuery, max_id: int | None
+) -> tuple[dict[Any, int], dict[Any, int] | None]:
+    """Rows of an index table grouped by ``cells`` and counted: over the slice, and over its
+    previous period (the slice's filters one window back: ``contrast.previous_query``), None where
+    there is none. One scan of both windows, so a keyword filter's semi-join is evaluated once."""
+    previous = contrast.previous_query(query)
+    if previous is None:
+        columns = [table.c[name] for name in cells]
+        stmt = sa.select(*columns, sa.func.count()).where(*_index_conditions(table, query, max_id))
+        return _counts(conn, stmt.group_by(*columns)), None
+    c = table.c
+    side = sa.case((c.occurred_at >= query.start_time, 1), (c.occurred_at <= previous.end_time, 0))
+    wide = query.model_copy(update={"start_time": previous.start_time})
+    inner = (
+        sa.select(*(c[name] for name in cells), side.label("side"))
+        .where(*_index_conditions(table, wide, max_id))
+        .subquery("sides")
+    )
+    grouped = [inner.c[name] for name in cells]
+    stmt = sa.select(*grouped, inner.c.side, sa.func.count()).where(inner.c.side.is_not(None))
+    now: dict[Any, int] = {}
+    before: dict[Any, int] = {}
+    for key, n in _counts(conn, stmt.group_by(*grouped, inner.c.side)).items():
+        *cell, flag = key
+        (now if int(flag) == 1 else before)[cell[0] if len(cell) == 1 else tuple(cell)] = n
+    return now, before
+
+
+def _rest(
+    conn: Connection,
+    query: SessionQuery,
+    max_id: int | None,
+    df: dict[str, int],
+    by_channel: Counter[str],
+    terms: Sequence[str],
+    against: dict[str, tuple[dict[str, int], int]],
+) -> dict[str, int] | None:
+    """The rest of the slice's period (None where there is none): its conversations per channel,
+    counted as the whole period's less the slice's (``by_channel``; the slice lies in its period).
+    When it has some, its mentions of ``terms`` go into ``against`` as the reference "rest"."""
+    period = contrast.period_query(query)
+    if period is None:
+        return None
+    d, k = indexed_sessions, session_keywords
+    count = sa.func.count()
+    whole = _counts(
+        conn, sa.select(d.c.channel, count).where(*_index_conditions(d, period, max_id)).group_by(d.c.channel)
+    )
+    per_channel: Counter[str] = Counter()
+    for channel, c in whole.items():
+        per_channel[_group(channel)] += c
+    rest = {channel: c - by_channel.get(channel, 0) for channel, c in per_channel.items()}
+    size = sum(rest.values())
+    if size > 0 and terms:
+        in_terms = (*_index_conditions(k, period, max_id), k.c.keyword.in_(terms))
+        mentions = _counts(conn, sa.select(k.c.keyword, count).where(*in_terms).group_by(k.c.keyword))
+        against["rest"] = ({t: c - df.get(t, 0) for t, c in mentions.items()}, size)
+    return rest
 
 
 def _masks(query: SessionQuery, max_id: int | None, top: Sequence[str]) -> sa.Subquery:

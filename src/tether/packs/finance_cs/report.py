@@ -13,10 +13,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tether.packs.finance_cs.contrast import LINE_NAMES, REASONS
+from tether.packs.finance_cs.findings import REFERENCES, findings, lead_keyword
+
 DEFAULT_TITLE = "客服问题关键词分析报告"
 PALETTE = ("#2f6fdf", "#e4572e", "#29a36a", "#f2a541", "#8e5ad8", "#17a2b8", "#b0413e", "#6c757d")
 FONT = "'PingFang SC','Microsoft YaHei','Noto Sans CJK SC',sans-serif"
-RISING_RATIO = 1.5
+METHOD = (  # the analysis' own ``method`` says the same in English, for clients of the API
+    "jieba 精确模式分词（金融词典、停用词）；关键词按 TF-IDF（提及会话占比 × jieba 参考 IDF），"
+    "不计查询关键词与渠道、业务线名称；突出问题对比上一周期与同期其他会话，按 占比 × log2(提升度) 排序，"
+    "提升度至少 1.5 倍且经对数似然检验（p < 0.01）。"
+)
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 
@@ -35,44 +42,55 @@ def _pct(part: float, whole: float) -> str:
     return f"{part / whole:.0%}" if whole else "0%"
 
 
-def lead_keyword(analysis: Mapping[str, Any]) -> str | None:
-    """The top keyword that is not itself a channel name (“app” says little about channels)."""
-    channels = {str(g["group"]).lower() for g in analysis.get("byChannel") or []}
-    names = [k["keyword"] for k in analysis.get("keywords") or []]
-    return next((n for n in names if n.lower() not in channels), names[0] if names else None)
+SCOPE_LABELS = {
+    "keywords": "查询关键词",
+    "businessLine": "业务线",
+    "channel": "渠道",
+    "customerTier": "客户等级",
+    "customerId": "客户",
+    "splitBy": "拆分维度",
+}
+SPLIT_LABELS = {"channel": "渠道", "tier": "客户等级", "customer_channel": "渠道", "customer_tier": "客户等级"}
 
 
-def findings(analysis: Mapping[str, Any], top: int = 5) -> list[str]:
-    """Plain-text headline findings (unescaped): top keywords, rising terms, the leading channel."""
-    keywords = analysis.get("keywords") or []
-    if not keywords:
-        return ["没有可分析的会话。"]
-    lines = [
-        "高频关键词：" + "、".join(f"{k['keyword']}（{k['documents']}条，{k['share']:.0%}）" for k in keywords[:top])
-    ]
-    rising = [
-        kw
-        for kw, change in (analysis.get("trend", {}).get("change") or {}).items()
-        if change.get("ratio") is not None and change["ratio"] >= RISING_RATIO
-    ]
-    if rising:
-        lines.append("最近7天明显上升：" + "、".join(rising))
-    first = lead_keyword(analysis) or keywords[0]["keyword"]
-    channels = analysis.get("byChannel") or []
-    if channels:
-        lead = max(channels, key=lambda c: (c["keywords"].get(first, 0), c["group"]))
-        mentions = sum(c["keywords"].get(first, 0) for c in channels)
-        lines.append(
-            f"“{first}”相关会话主要来自 {lead['group']} 渠道"
-            f"（{lead['keywords'].get(first, 0)}条，占{_pct(lead['keywords'].get(first, 0), mentions)}）"
-        )
-    return lines
+def _line_name(code: Any) -> str:
+    return LINE_NAMES.get(str(code), (str(code),))[0]
+
+
+def default_title(scope: Mapping[str, Any] | None) -> str:
+    """The report's title when none was given: what was analysed (贵金属 · 规则调整 客服问题关键词分析报告)."""
+    scope = scope or {}
+    parts = [_line_name(scope["businessLine"])] if scope.get("businessLine") else []
+    parts += [f"{scope['channel']} 渠道"] if scope.get("channel") else []
+    parts += [f"{scope['customerTier']}客户"] if scope.get("customerTier") else []
+    parts += ["、".join(map(str, scope["keywords"]))] if scope.get("keywords") else []
+    return " · ".join(parts) + " " + DEFAULT_TITLE if parts else DEFAULT_TITLE
+
+
+def _moment(value: Any) -> str:
+    return str(value).replace("T", " ")[:16] if value else "…"
+
+
+def _scope_value(key: str, value: Any) -> str:
+    if key == "businessLine":
+        return f"{_line_name(value)}（{value}）"
+    items = [value] if isinstance(value, str) or not isinstance(value, Sequence) else list(value)
+    if key == "splitBy":
+        items = [SPLIT_LABELS.get(str(v), str(v)) for v in items]
+    return "、".join(str(v) for v in items)
 
 
 def _scope(analysis: Mapping[str, Any], scope: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The report's header rows, in the reader's words: how many conversations, their dates, and
+    the query that chose them (its keys labelled in Chinese, its times as 2026-11-04 17:51)."""
     period = analysis.get("period") or {}
-    rows = [("会话数", str(analysis.get("documents", 0))), ("时间范围", f"{period.get('start')} ~ {period.get('end')}")]
-    rows.extend((str(k), str(v)) for k, v in (scope or {}).items() if v not in (None, "", [], ()))
+    days = f"{period['start']} 至 {period['end']}" if period.get("start") else "—"
+    rows = [("会话数", str(analysis.get("documents", 0))), ("会话日期", days)]
+    given = {k: v for k, v in (scope or {}).items() if v not in (None, "", [], ())}
+    start, end = given.pop("startTime", None), given.pop("endTime", None)
+    if start or end:
+        rows.append(("查询时间", f"{_moment(start)} 至 {_moment(end)}"))
+    rows.extend((SCOPE_LABELS.get(k, str(k)), _scope_value(k, v)) for k, v in given.items() if k != "title")
     return rows
 
 
@@ -84,11 +102,18 @@ def render_markdown(
     out += [f"- **{md_escape(k)}**：{md_escape(v)}" for k, v in _scope(analysis, scope)]
     out += ["", "## 主要发现", ""] + [f"- {md_escape(line)}" for line in findings(analysis)]
     keywords = analysis.get("keywords") or []
+    distinct = analysis.get("distinctive") or []
+    if distinct:
+        out += ["", "## 突出问题", "", _distinct_caption(analysis), ""]
+        head, *rows = _distinct_rows(analysis, distinct)
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *(_md_row(cells) for cells in rows)]
     out += ["", "## 高频关键词", "", "| # | 关键词 | 会话数 | 占比 | 得分 |", "|---|---|---|---|---|"]
     out += [
         f"| {i} | {md_escape(k['keyword'])} | {k['documents']} | {k['share']:.1%} | {k['score']:.3f} |"
         for i, k in enumerate(keywords, 1)
     ]
+    if analysis.get("excluded"):
+        out += ["", md_escape(_excluded_note(analysis))]
     for heading, key in (("渠道分布", "byChannel"), ("客户等级分布", "byTier")):
         out += ["", f"## {heading}", "", *_split_table_md(analysis.get(key) or [], keywords[:5])]
     pairs = analysis.get("cooccurrence") or []
@@ -103,8 +128,38 @@ def render_markdown(
         for q in quotes:
             meta = f"{q.get('occurredAt')} · {q.get('channel')} · {q.get('customerTier')} · {q.get('sessionCode')}"
             out += [f"> {md_escape(q.get('text', ''))}", ">", f"> — {md_escape(meta)}", ""]
-    out += ["", f"_方法：{md_escape((analysis.get('method') or {}).get('keywords', ''))}_", ""]
+    out += ["", f"_方法：{md_escape(METHOD)}_", ""]
     return "\n".join(out)
+
+
+def _distinct_caption(analysis: Mapping[str, Any]) -> str:
+    refs = "、".join(label for key, label in REFERENCES if (analysis.get("contrast") or {}).get(key))
+    return (
+        f"与{refs}相比占比明显更高的词（提升度：本次占比 ÷ 对照占比，取各对照中较小者；"
+        "按 占比 × log2(提升度) 排序，差异经对数似然检验 p < 0.01）"
+    )
+
+
+def _distinct_rows(analysis: Mapping[str, Any], distinct: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """The distinctive terms as table rows, a header row first (cells unescaped)."""
+    refs = [(key, label) for key, label in REFERENCES if (analysis.get("contrast") or {}).get(key)]
+    rows = [["#", "关键词", "会话数", "占比", *(label + "占比" for _, label in refs), "提升度"]]
+    for i, d in enumerate(distinct, 1):
+        against = [f"{d[key]['share']:.1%}" if d.get(key) else "—" for key, _ in refs]
+        rows.append([str(i), d["keyword"], str(d["documents"]), f"{d['share']:.1%}", *against, f"×{d['lift']:.1f}"])
+    return rows
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(md_escape(c) for c in cells) + " |"
+
+
+def _excluded_note(analysis: Mapping[str, Any]) -> str:
+    terms = "、".join(
+        f"{e['keyword']}（{REASONS.get(e['reason'], e['reason'])}，{e['documents']}条）"
+        for e in analysis.get("excluded") or []
+    )
+    return f"未计入关键词（只复述查询条件或来源）：{terms}"
 
 
 def _split_table_md(groups: Sequence[Mapping[str, Any]], keywords: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -229,8 +284,18 @@ def render_html(analysis: Mapping[str, Any], title: str = DEFAULT_TITLE, scope: 
     body = [f"<h1>{_h(title)}</h1>", "<table>"]
     body += [f"<tr><th>{_h(k)}</th><td>{_h(v)}</td></tr>" for k, v in _scope(analysis, scope)]
     body += ["</table>", "<h2>主要发现</h2><ul>"] + [f"<li>{_h(line)}</li>" for line in findings(analysis)]
-    body += ["</ul>", "<h2>高频关键词</h2>"]
+    body.append("</ul>")
+    distinct = analysis.get("distinctive") or []
+    if distinct:
+        head, *rows = _distinct_rows(analysis, distinct)
+        body += ["<h2>突出问题</h2>", f'<p class="meta">{_h(_distinct_caption(analysis))}</p>', "<table>"]
+        body.append("<tr>" + "".join(f"<th>{_h(c)}</th>" for c in head) + "</tr>")
+        body += ["<tr>" + "".join(f"<td>{_h(c)}</td>" for c in cells) + "</tr>" for cells in rows]
+        body.append("</table>")
+    body.append("<h2>高频关键词</h2>")
     body.append(bar_chart_svg([(k["keyword"], k["documents"]) for k in keywords[:15]], "提及会话数（按得分排序）"))
+    if analysis.get("excluded"):
+        body.append(f'<p class="meta">{_h(_excluded_note(analysis))}</p>')
     body += ["<h2>每日趋势</h2>", line_chart_svg(trend.get("days") or [], series, "每日提及会话数")]
     body += ["<h2>渠道分布</h2>", channel_chart_svg(analysis.get("byChannel") or [], top_kw, "各渠道会话数")]
     body += ["<h2>客户等级分布</h2>", _split_table_html(analysis.get("byTier") or [], keywords[:5])]
@@ -250,7 +315,7 @@ def render_html(analysis: Mapping[str, Any], title: str = DEFAULT_TITLE, scope: 
         for q in quotes:
             meta = f"{q.get('occurredAt')} · {q.get('channel')} · {q.get('customerTier')} · {q.get('sessionCode')}"
             body.append(f'<blockquote>{_h(q.get("text", ""))}<div class="meta">{_h(meta)}</div></blockquote>')
-    body.append(f'<p class="meta">方法：{_h((analysis.get("method") or {}).get("keywords", ""))}</p>')
+    body.append(f'<p class="meta">方法：{_h(METHOD)}</p>')
     return (
         '<!DOCTYPE html>\n<html lang="zh-CN"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -14,8 +14,9 @@ from typing import Any
 from tether.pack import AsyncJobStarted, Handle, Tool, ToolContext, tool
 from tether.packs.finance_cs import digest
 from tether.packs.finance_cs.data import CustomerSessionRepo
+from tether.packs.finance_cs.findings import findings
 from tether.packs.finance_cs.query import parse_query
-from tether.packs.finance_cs.report import findings, render_html, render_markdown
+from tether.packs.finance_cs.report import default_title, render_html, render_markdown
 from tether.packs.finance_cs.settings import FinanceSettings
 from tether.packs.finance_cs.state import FinanceState
 
@@ -155,8 +156,10 @@ def build_tools(fin: Finance) -> list[Tool]:
         ctx: ToolContext, handle_id: str, top_n: int = 20, split_by: list[str] | None = None
     ) -> Any:
         """Keyword analysis of the sessions behind a handle, in the background: Chinese segmentation,
-        TF-IDF keywords, daily trend, splits by channel and customer tier, co-occurrence and
-        representative quotes. Returns an async job; the result arrives by callback.
+        TF-IDF keywords (the query's keywords and channel / business-line names left out), the
+        distinctive terms (lift against the previous period and the rest of the period), daily
+        trend, splits by channel and customer tier, co-occurrence and representative quotes.
+        Returns an async job; the result arrives by callback.
 
         Started outside a session (``POST /tools/analyze-keywords-async``), the job has no callback:
         the worker keeps the outcome, and ``GET /api/finance/jobs/{job_id}`` serves it."""
@@ -182,7 +185,7 @@ def build_tools(fin: Finance) -> list[Tool]:
         """Build a report (Markdown and a standalone HTML page with charts) from an analysis; returns
         its id, URL and top findings."""
         scope, result = await asyncio.to_thread(fin.state.analysis, analysis_id, ctx.owner)
-        heading = title or scope.get("title") or "客服问题关键词分析报告"
+        heading = title or scope.get("title") or default_title(scope)
         markdown = render_markdown(result, heading, scope)
         html = render_html(result, heading, scope)
         report_id = new_id("rpt")

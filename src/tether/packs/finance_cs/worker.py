@@ -21,15 +21,14 @@ import json
 import logging
 import os
 import time
-from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 
 from tether.pack import Owner
+from tether.packs.finance_cs.findings import findings, previous_finding
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
 from tether.packs.finance_cs.keyword_index import index_new
-from tether.packs.finance_cs.report import findings
 from tether.packs.finance_cs.tools import Finance, new_id
 
 log = logging.getLogger("tether.finance.worker")
@@ -56,6 +55,8 @@ def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[s
         "documents": result["documents"],
         "period": result["period"],
         "top_keywords": [k["keyword"] for k in result["keywords"][:10]],
+        "distinctive_keywords": [d["keyword"] for d in result["distinctive"]],
+        "excluded_keywords": [e["keyword"] for e in result["excluded"]],
         "split_by": split_by,
     }
     for dim, key in (("channel", "byChannel"), ("tier", "byTier")):
@@ -67,34 +68,12 @@ def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[s
                 + "分布："
                 + "、".join(f"{g['group']} {g['documents']}条" for g in groups)
             )
-    previous = previous_period(fin, filters, result["documents"])
-    if previous is not None:
-        payload["previous_period"] = previous
-        lines.insert(1, previous["finding"])
+    previous = result["contrast"]["previous"]
+    finding = previous_finding(result)
+    if previous is not None and finding is not None:
+        payload["previous_period"] = {**previous, "finding": finding}
     payload["summary"] = "\n".join(lines)
     return payload
-
-
-def previous_period(fin: Finance, filters: dict[str, Any], documents: int) -> dict[str, Any] | None:
-    """The same filters over the window of equal length just before: is this a surge?"""
-    try:
-        start, end = datetime.fromisoformat(filters["startTime"]), datetime.fromisoformat(filters["endTime"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    span = end - start
-    before = {
-        **filters,
-        "startTime": (start - span).isoformat(),
-        "endTime": (start - timedelta(seconds=1)).isoformat(),
-        "limit": 1,
-    }
-    total, _ = fin.repo.query(before)
-    change = f"为上一周期的 {documents / total:.1f} 倍" if total else "上一周期没有匹配的会话"
-    finding = (
-        f"与上一周期（{before['startTime'][:10]} 至 {before['endTime'][:10]}）相比：匹配会话 {total} → "
-        f"{documents} 条，{change}"
-    )
-    return {"start": before["startTime"], "end": before["endTime"], "documents": total, "finding": finding}
 
 
 class ClaimLost(Exception):
