@@ -75,8 +75,8 @@ def _stock(query: str) -> dict[str, Any] | None:
     match = _STOCK_OF.search(query)
     if code:
         filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
-    elif match and _clean(match.group(1)):
-        name = _clean(match.group(1))
+    elif match and _clean(match.group(1)) and not re.search(r"\d", _clean(match.group(1))):
+        name = _clean(match.group(1))  # a spec (6205-2RS) or a quantity is the reader's to resolve
         filters = {"material_name": name}
     else:
         return None
@@ -87,13 +87,15 @@ def _stock(query: str) -> dict[str, Any] | None:
 
 
 def _receivables(query: str) -> dict[str, Any] | None:
-    if not re.search(r"应收|欠款|账龄|催收|超期|逾期", query):
-        return None
+    if not re.search(r"应收|欠款|账龄|催收|超期|逾期", query) or re.search(r"应付|供应商|采购", query):
+        return None  # payables are another form: the reader takes them
     days = _OVER_DAYS.search(query)
     match = _AR_OF.search(query)
     customer = _clean(match.group(1)) if match else ""
     if customer and re.fullmatch(r"(?:列出|所有|全部|哪些)?(?:超期|逾期)?\d*天?(?:以上)?", customer):
         customer = ""
+    if customer and re.search(r"\d|超|逾|天|哪|有|多少|几", customer):
+        return None  # "超期超过60天" is a condition, not a customer: the reader reads it
     min_days = int(days.group(1)) if days else 1
     filters: dict[str, Any] = {"min_overdue_days": min_days}
     if customer:
@@ -284,9 +286,17 @@ RULES = (
 )
 
 
+# anything the pinned rules do not take goes to the metadata reader (``read_question``): its
+# result is the steps that answer the question, spliced in once it has run
+READER = {
+    "plan": [{"tool": "read_question", "args": {"question": "${query}"}}, {"steps": "${steps.0.plan}"}],
+    "answer": "${steps.0.answer|render}",
+}
+
+
 def extract(query: str, context: dict[str, Any]) -> dict[str, Any]:
     for rule in RULES:
         chosen = rule(query)
         if chosen is not None:
             return {"erp": chosen}
-    return {"erp": {"plan": [], "answer": HELP}}
+    return {"erp": READER}
