@@ -99,6 +99,7 @@ class FormMeta:
     def vocabulary_columns(self) -> list[str]:
         """The columns whose values the reader learns: text filters and record keys in the view."""
         wanted = [f.column for f in self.filters if f.type == "text"] + list(KEY_COLUMNS)
+        wanted += [f.column for f in self.fields if f.type == "text"]  # city, contact: SQL conditions
         have = self.columns or frozenset(wanted)
         return [c for c in dict.fromkeys(wanted) if c in have and not c.endswith("_id")]
 

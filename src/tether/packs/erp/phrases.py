@@ -62,7 +62,9 @@ _ISO_RANGE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*(?:到|至|~|-|—|to)\s
 _MD_RANGE = re.compile(
     r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]?\s*(?:到|至|~|-|—)\s*(?:(\d{1,2})月)?(\d{1,2})[日号]?"
 )
-_RECENT = re.compile(r"(?:最近|近|过去|last\s*|past\s*)(\d+)\s*(天|日|周|个?星期|个?月|年|days?|weeks?|months?|years?)", re.I)
+_RECENT = re.compile(
+    r"(?:最近|近|过去|last\s*|past\s*)(\d+)\s*(天|日|周|个?星期|个?月|年|days?|weeks?|months?|years?)", re.I
+)
 _YEAR_MONTH = re.compile(r"(\d{4})年(\d{1,2})月(?:份)?")
 _MONTH = re.compile(r"(?<![\d年])(\d{1,2})月份?(?![\d日号])")
 _YEAR = re.compile(r"(\d{4})年(?:度)?(?!\d{1,2}月)")
@@ -115,6 +117,10 @@ def _named(kind: str, today: date) -> tuple[date, date]:
 def period_of(text: str, today: date) -> Period | None:
     """The first date phrase of ``text`` (digits already arabic) as a closed range of days."""
     t = text.lower()
+    return _ranges(t, today) or _calendar(t, today) or _words(t, today) or _loose(t, today)
+
+
+def _ranges(t: str, today: date) -> Period | None:
     if m := _ISO_RANGE.search(t):
         a = date(int(m[1]), int(m[2]), int(m[3]))
         b = date(int(m[4]), int(m[5]), int(m[6]))
@@ -137,32 +143,42 @@ def period_of(text: str, today: date) -> Period | None:
         else:
             start = today - timedelta(days=n - 1)
         return Period(start, today, m.group(0), m.span())
+    return None
+
+
+def _calendar(t: str, today: date) -> Period | None:
     if m := _QUARTER.search(t):
         q = int(m[3]) if m[3] else _CN_Q.get(m[2], 0) or int(m[2])
         year = int(m[1] or today.year)
-        start = date(year, 3 * q - 2, 1)
-        return Period(start, _month_end(year, 3 * q), m.group(0), m.span())
-    if m := _YEAR_MONTH.search(t):
+        return Period(date(year, 3 * q - 2, 1), _month_end(year, 3 * q), m.group(0), m.span())
+    if (m := _YEAR_MONTH.search(t)) and 1 <= int(m[2]) <= 12:
         year, month = int(m[1]), int(m[2])
-        if 1 <= month <= 12:
-            return Period(date(year, month, 1), _month_end(year, month), m.group(0), m.span())
+        return Period(date(year, month, 1), _month_end(year, month), m.group(0), m.span())
     if m := _ISO_DAY.search(t):
         d = date(int(m[1]), int(m[2]), int(m[3]))
         return Period(d, d, m.group(0), m.span())
+    return None
+
+
+def _words(t: str, today: date) -> Period | None:
     for words, kind in _WORDS:
         for word in words:
             at = t.find(word)
             if at >= 0:
                 start, end = _named(kind, today)
                 return Period(start, end, word, (at, at + len(word)))
+    return None
+
+
+def _loose(t: str, today: date) -> Period | None:
+    """2026年 (a whole year), 11月 (this year's, or last year's when it is still to come)."""
     if m := _YEAR.search(t):
         year = int(m[1])
         return Period(date(year, 1, 1), date(year, 12, 31), m.group(0), m.span())
-    if m := _MONTH.search(t):
+    if (m := _MONTH.search(t)) and 1 <= int(m[1]) <= 12:
         month = int(m[1])
-        if 1 <= month <= 12:
-            year = today.year if month <= today.month else today.year - 1  # 11月 in January: last year's
-            return Period(date(year, month, 1), _month_end(year, month), m.group(0), m.span())
+        year = today.year if month <= today.month else today.year - 1
+        return Period(date(year, month, 1), _month_end(year, month), m.group(0), m.span())
     return None
 
 

@@ -65,12 +65,14 @@ def _read(form_id: str, filters: dict[str, Any], page_size: int = 20) -> list[di
 
 
 def _stock(query: str) -> dict[str, Any] | None:
-    if re.search(r"安全库存|低于.*库存|库存.*(?:不足|预警)|缺货|需要补货", query):
+    if re.search(r"低于.*库存|库存.*(?:不足|预警)|缺货|补货", query):
         return {
             "plan": _read("4002", {}, 50),
             "answer": "以下物料的现存量低于安全库存（共 ${prev.total} 种），建议尽快补货：\n\n"
             f"${{prev|table:{DISPLAY['low_stock']}}}",
         }
+    if "安全库存" in query:
+        return None  # a material's safety stock is a field of the material: the reader's
     code = MATERIAL_CODE.search(query)
     match = _STOCK_OF.search(query)
     if code:
@@ -94,7 +96,7 @@ def _receivables(query: str) -> dict[str, Any] | None:
     customer = _clean(match.group(1)) if match else ""
     if customer and re.fullmatch(r"(?:列出|所有|全部|哪些)?(?:超期|逾期)?\d*天?(?:以上)?", customer):
         customer = ""
-    if customer and re.search(r"\d|超|逾|天|哪|有|多少|几", customer):
+    if customer and re.search(r"\d|超期|逾期|超过|天|哪些", customer):
         return None  # "超期超过60天" is a condition, not a customer: the reader reads it
     min_days = int(days.group(1)) if days else 1
     filters: dict[str, Any] = {"min_overdue_days": min_days}

@@ -101,7 +101,10 @@ def plan_of(outcome: Outcome, question: str) -> dict[str, Any]:
     if isinstance(outcome, Ask):
         return {
             "plan": [
-                {"tool": "ask_user", "args": {"question": outcome.question, "options": outcome.options, "allow_free_text": False}},
+                {
+                    "tool": "ask_user",
+                    "args": {"question": outcome.question, "options": outcome.options, "allow_free_text": False},
+                },
                 {"tool": "read_question", "args": {"question": question, "choice": "${prev.answer}"}},
                 {"steps": "${steps.2.plan}"},
             ],
@@ -131,12 +134,19 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
             columns = ",".join(c for c in (reading.group, "record_count", measure) if c)
             head = f"by {_label(reading, reading.group)}" if en else f"按{_label(reading, reading.group)}汇总"
             top = f" top {reading.top}" if en and reading.top else (f"前 {reading.top} 名" if reading.top else "")
-            text = f"{lead}, {head}{top}:\n\n${{prev|table:{columns}}}" if en else f"{lead}，{head}{top}：\n\n${{prev|table:{columns}}}"
+            text = (
+                f"{lead}, {head}{top}:\n\n${{prev|table:{columns}}}"
+                if en
+                else f"{lead}，{head}{top}：\n\n${{prev|table:{columns}}}"
+            )
             return {"plan": [step], "answer": text}
         text = f"{lead}:\n\n${{prev|table}}" if en else f"{lead}：\n\n${{prev|table}}"
         return {"plan": [step], "answer": text}
     size = 1 if reading.shape == "count" else LIST_SIZE
-    step = {"tool": "read_form_data", "args": {"form_id": form.form_id, "filters": reading.filters, "page": 1, "page_size": size}}
+    step = {
+        "tool": "read_form_data",
+        "args": {"form_id": form.form_id, "filters": reading.filters, "page": 1, "page_size": size},
+    }
     if reading.shape == "count":
         text = f"{lead}: ${{prev.total}} records." if en else f"{lead}：共 ${{prev.total}} 条。"
         return {"plan": [step], "answer": text}

@@ -19,14 +19,14 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from tether.packs.erp import lexicon
-from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta, Seen
+from tether.packs.erp.metadata import KEY_COLUMNS, Catalog, FieldMeta, FilterMeta, FormMeta, Seen
 from tether.packs.erp.phrases import Comparison, Period, arabic, comparisons, period_of, top_n
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
 BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
 NAME, ALIAS, LABEL, GAPPED = 10.0, 8.0, 3.0, 5.0
-FUZZY_MIN = 80.0  # rapidfuzz partial ratio a near-miss name must reach
+FUZZY_MIN = 85.0  # rapidfuzz partial ratio a near-miss name must reach
 MAX_CANDIDATES = 8
 
 
@@ -110,9 +110,13 @@ def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
                 rows.append((core, form.form_id, LABEL, "label", item))
                 rows += [(s, form.form_id, LABEL, "label", item) for s, t in lexicon.TERM_SYNONYMS.items() if t == core]
             for value, label in item.options:
+                if len(label) < 2:  # units (个, 张) are measure words in a question, not options
+                    continue
                 column = item.column
                 rows.append((label, form.form_id, LABEL, "option", (column, value)))
-                rows += [(s, form.form_id, LABEL, "option", (column, value)) for s in lexicon.STATE_SYNONYMS.get(label, ())]
+                rows += [
+                    (s, form.form_id, LABEL, "option", (column, value)) for s in lexicon.STATE_SYNONYMS.get(label, ())
+                ]
     rows.sort(key=lambda r: -len(r[0]))
     return rows
 
@@ -130,12 +134,12 @@ def _terms(text: str, forms: list[FormMeta], taken: list[tuple[int, int]]) -> li
     claimed: list[tuple[int, int]] = list(taken)
     for term, form_id, _weight, kind, target in _index(forms):
         key = term.lower()
-        start = lower.find(key)
-        while start >= 0:
-            span = (start, start + len(key))
+        # a Latin word as a whole word, plural or not (customers); Chinese anywhere
+        pattern = rf"(?<![a-z]){re.escape(key)}(?:e?s)?(?![a-z])" if key.isascii() else re.escape(key)
+        for m in re.finditer(pattern, lower):
+            span = m.span()
             if _free(span, claimed) or any(t.span == span for t in found):
                 found.append(Term(term, span, form_id, kind, target))
-            start = lower.find(key, start + 1)
         claimed += [t.span for t in found]
     if not any(t.kind in ("name", "alias") for t in found):
         for form in forms:
@@ -181,16 +185,14 @@ def _resolve(piece: str, at: int, values: dict[str, list[tuple[str, Seen]]]) -> 
         inside = [(c, r) for v, hits in values.items() if key in v for c, r in hits]
         if inside:
             return [Mention(piece, (at, at + len(piece)), c, r) for c, r in inside]
-    if len(key) >= 3:
+    if len(key) >= 4:
         near = [(c, r) for v, hits in values.items() if fuzz.partial_ratio(key, v) >= FUZZY_MIN for c, r in hits]
         if near:
             return [Mention(piece, (at, at + len(piece)), c, r) for c, r in near]
     return None
 
 
-def _mentions(
-    text: str, taken: list[tuple[int, int]], rows: list[Seen]
-) -> tuple[list[list[Mention]], list[str]]:
+def _mentions(text: str, taken: list[tuple[int, int]], rows: list[Seen]) -> tuple[list[list[Mention]], list[str]]:
     """Records named in what is left of ``text``: groups of candidates per mention, and the words
     that name nothing the reader knows."""
     values = _values(rows)
@@ -198,25 +200,44 @@ def _mentions(
     unknown: list[str] = []
     for chunk, at in _chunks(text, taken):
         lower = chunk.lower()
-        # whole values first, longest first (苏州工业园区恒达自动化设备有限公司 before 恒达)
+        # long whole values first, longest first (接近开关 before its filler-looking 开)
         inner: list[tuple[int, int]] = []
-        for value in sorted((v for v in values if v in lower), key=len, reverse=True):
+        for value in sorted((v for v in values if len(v) >= 4 and v in lower), key=len, reverse=True):
             start = lower.find(value)
             span = (start, start + len(value))
             if _free(span, inner):
                 inner.append(span)
-                groups.append([Mention(chunk[span[0] : span[1]], (at + span[0], at + span[1]), c, r) for c, r in values[value]])
+                groups.append(
+                    [Mention(chunk[span[0] : span[1]], (at + span[0], at + span[1]), c, r) for c, r in values[value]]
+                )
         for rest, offset in _chunks(chunk, inner):
             for piece in lexicon.FILLER_RE.split(rest):
                 piece = piece.strip()
-                if not piece or (len(piece) == 1 and not piece.isdigit()):
-                    continue
-                found = _resolve(piece, at + offset + rest.find(piece), values)
-                if found is None:
-                    unknown.append(piece)
-                else:
-                    groups.append(found)
+                if not piece or (len(piece) == 1 and not piece.isdigit()) or piece == "1":
+                    continue  # 一笔, 一张: "one" of a measure word
+                _piece(piece, at + offset + rest.find(piece), values, groups, unknown)
     return groups, unknown
+
+
+def _piece(
+    piece: str, at: int, values: dict[str, list[tuple[str, Seen]]], groups: list[list[Mention]], unknown: list[str]
+) -> None:
+    """One leftover word: a record or value (exact, part of one, nearly), or values inside it
+    (苏州恒达 → 苏州 + 恒达), or unknown."""
+    found = _resolve(piece, at, values)
+    if found is not None:
+        groups.append(found)
+        return
+    lower = piece.lower()
+    inside = sorted((v for v in values if len(v) >= 2 and v in lower), key=len, reverse=True)
+    if not inside:
+        unknown.append(piece)
+        return
+    start = lower.find(inside[0])
+    groups.append([Mention(inside[0], (at + start, at + start + len(inside[0])), c, r) for c, r in values[inside[0]]])
+    for rest, offset in ((piece[:start], 0), (piece[start + len(inside[0]) :], start + len(inside[0]))):
+        if len(rest.strip()) >= 2:
+            _piece(rest.strip(), at + offset, values, groups, unknown)
 
 
 def _distinct(group: list[Mention]) -> list[str]:
@@ -228,31 +249,44 @@ def _distinct(group: list[Mention]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _choose_form(terms: list[Term], mentions: list[list[Mention]], forms: list[FormMeta], bill_form: str | None) -> list[str]:
+def _choose_form(
+    terms: list[Term], mentions: list[list[Mention]], forms: list[FormMeta], bill_form: str | None
+) -> list[str]:
     """The best-fitting forms (several when they fit equally)."""
     score: dict[str, float] = {f.form_id: 0.0 for f in forms}
     named: dict[str, list[Term]] = {}
+    counted: set[tuple[str, tuple[int, int]]] = set()
     for t in terms:
-        weight = {"name": NAME, "alias": ALIAS, "gapped": GAPPED / 2}.get(t.kind, LABEL / 3)
+        if (t.form_id, t.span) in counted:  # one word counts once per form (物料 of 物料编码 and 物料名称)
+            continue
+        counted.add((t.form_id, t.span))
+        weight = {"name": NAME, "alias": ALIAS, "gapped": GAPPED / 2}.get(t.kind, LABEL)
+        if t.kind in ("name", "alias"):
+            weight += 0.5 * len(t.text)  # 安全库存 says more than 物料
         if t.kind in ("name", "alias", "gapped"):
             named.setdefault(t.form_id, []).append(t)
         score[t.form_id] += weight
-    for group in mentions:
+    for group in mentions:  # a record named counts most for its own form (客户档案 for a customer)
+        own = {m.seen.form_id for m in group if m.column in ("name", "code", "short_name", "spec")}
         for form_id in {m.seen.form_id for m in group}:
-            score[form_id] += 2.0
+            score[form_id] += 2.0 if form_id in own else 1.0
     if bill_form:
         score[bill_form] = score.get(bill_form, 0.0) + NAME
     by_id = {f.form_id: f for f in forms}
+
     # a form named only as a field of another named form is that form's column (供应商 in 应付账款)
-    for a, a_terms in list(named.items()):
+    def inside(a: str, b: str) -> bool:
+        labels = [x.label for x in by_id[b].fields] + [x.label for x in by_id[b].filters]
+        return all(any(t.text in lb for lb in labels) for t in named[a])
+
+    for a in named:
         for b in named:
-            labels = [x.label for x in (*by_id[b].fields, *by_id[b].filters)]
-            if a != b and all(any(t.text in lb for lb in labels) for t in a_terms):
+            if a != b and inside(a, b) and not inside(b, a):
                 score[a] -= NAME
     best = max(score.values(), default=0.0)
     if best <= 0:
         return []
-    return [f for f, s in score.items() if s >= best - 1.0 and s > 0]
+    return [f for f, s in score.items() if s >= best - 0.5 and s > 0]
 
 
 def read(question: str, catalog: Catalog, today: date, prefer: str | None = None) -> Outcome:
@@ -295,16 +329,60 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         ask = "Which form do you mean?" if english else "您问的是哪张表单？"
         return Ask(ask + " " + " / ".join(names), names)
     form = next(f for f in forms if f.form_id == chosen[0])
+    unused = _unused(terms, form)
+    if unused:
+        return Refusal(_not_on_form(unused, form, forms, english))
     reading = Reading(form, "list", period=period, english=english)
     problem = _apply(reading, catalog, text, terms, mentions, comps, bill_no, english)
     if problem is not None:
         return problem
-    _shape(reading, text, terms, top[0] if top else None)
+    residual = _blank(text, [t.span for t in terms] + [m.span for g in mentions for m in g])
+    _shape(reading, text, residual, terms, top[0] if top else None)
+    if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
+        return _which_amount(reading, forms, text, english)
     return reading
 
 
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with the words the metadata explained blanked (价税合计 is a field, not 合计)."""
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = "□" * (b - a)
+    return "".join(chars)
+
+
+def _which_amount(reading: Reading, forms: list[FormMeta], text: str, english: bool) -> Outcome:
+    """An amount asked of a form that holds none (金额最大的5个客户 on 客户档案): the forms that
+    hold one for that grouping, as a question; none: say so."""
+    word = _group_word(text)
+    fits = [f.name for f in forms if _money(f) and (not word or _group_column(f, word))]
+    if not fits:
+        if english:
+            return Refusal(f"{reading.form.name} holds no amount, and none of your forms sums one that way.")
+        return Refusal(f"{reading.form.name}没有金额字段，您的表单中也没有可按此汇总金额的。")
+    lead = "Which form's amount?" if english else "按哪张表单的金额？"
+    return Ask(lead + " " + " / ".join(fits), fits)
+
+
+def _unused(terms: list[Term], form: FormMeta) -> list[str]:
+    """Words the metadata knows from other forms only: the chosen form cannot honour them."""
+    mine = {t.span for t in terms if t.form_id == form.form_id}
+    return list(
+        dict.fromkeys(t.text for t in terms if t.span not in mine and t.kind not in ("name", "alias", "gapped"))
+    )
+
+
+def _not_on_form(words: list[str], form: FormMeta, forms: list[FormMeta], english: bool) -> str:
+    shown = ", ".join(words) if english else "、".join(f"“{w}”" for w in words)
+    others = [f.name for f in forms if f.form_id != form.form_id]
+    if english:
+        return f"{form.name} has no {shown}; I can't answer that offline. Ask about one of your forms: {form.name}, {', '.join(others)}."
+    return f"{form.name}里没有{shown}，离线规划器无法这样回答。可以询问的表单：{form.name}、{'、'.join(others)}。"
+
+
 def _narrow(group: list[Mention], prefer: str) -> list[Mention]:
-    kept = [m for m in group if prefer in m.seen.values.values()]
+    first = prefer.split()[0] if prefer.split() else prefer
+    kept = [m for m in group if first in m.seen.values.values()]
     return kept or group
 
 
@@ -331,17 +409,7 @@ def _apply(
     english: bool,
 ) -> Refusal | Ask | None:
     form = reading.form
-    # options (状态 = 草稿) on the chosen form
-    for t in terms:
-        if t.kind == "option" and t.form_id == form.form_id:
-            column, value = t.target
-            flt = next((f for f in form.filters if f.column == column and f.options), None)
-            label = dict(_options_of(form, column)).get(value, value)
-            if flt is not None:
-                reading.filters[flt.name] = value
-            else:
-                reading.where.append((column, "=", value))
-            reading.said.append(f"{form.label_of(column)} = {label}")
+    _apply_options(reading, terms)
     if bill_no:
         flt = next((f for f in form.filters if f.column == "bill_no"), None)
         if flt is None:
@@ -356,48 +424,115 @@ def _apply(
         problem = _apply_comparison(reading, c, terms, english)
         if problem is not None:
             return problem
-    # a day-count filter named without a number (哪些应付已经超期了): overdue at all, ≥ 1
-    for t in terms:
-        if t.kind == "label" and t.form_id == form.form_id and isinstance(t.target, FilterMeta):
-            flt = t.target
-            if flt.op == "gte" and flt.type == "integer" and flt.name not in reading.filters:
-                reading.filters[flt.name] = 1
-                reading.said.append(f"{flt.label} ≥ 1")
+    if not comps:
+        _apply_day_counts(reading, terms)
     if reading.period:
         _apply_period(reading, english)
     return None
 
 
+def _apply_options(reading: Reading, terms: list[Term]) -> None:
+    """Option labels and their synonyms (还没审核 → 状态 = 草稿), once per column."""
+    form = reading.form
+    for t in terms:
+        if t.kind != "option" or t.form_id != form.form_id:
+            continue
+        column, value = t.target
+        if any(f.column == column for f in form.filters if f.name in reading.filters) or any(
+            w[0] == column for w in reading.where
+        ):
+            continue
+        flt = next((f for f in form.filters if f.column == column and f.options), None)
+        label = dict(_options_of(form, column)).get(value, value)
+        if flt is not None:
+            reading.filters[flt.name] = value
+        else:
+            reading.where.append((column, "=", value))
+        reading.said.append(f"{form.label_of(column)} = {label}")
+
+
+def _apply_day_counts(reading: Reading, terms: list[Term]) -> None:
+    """A day-count filter named without a number (哪些应付已经超期了): overdue at all, ≥ 1."""
+    form = reading.form
+    for t in terms:
+        if t.kind == "label" and t.form_id == form.form_id:
+            column = t.target.column
+            flt = next((f for f in form.filters if f.column == column and f.op == "gte" and f.type == "integer"), None)
+            if flt is not None and flt.name not in reading.filters and "天" in flt.label:
+                reading.filters[flt.name] = 1
+                reading.said.append(f"{flt.label} ≥ 1")
+
+
 def _options_of(form: FormMeta, column: str) -> tuple[tuple[str, str], ...]:
-    for item in (*form.filters, *form.fields):
-        if item.column == column and item.options:
-            return item.options
-    return ()
+    for flt in form.filters:
+        if flt.column == column and flt.options:
+            return flt.options
+    fd = form.field(column)
+    return fd.options if fd else ()
+
+
+def _target(form: FormMeta, catalog: Catalog, m: Mention) -> tuple[str, str, str] | None:
+    """How ``form`` can take the record (or value) ``m`` names: (filter name or "" for an SQL
+    condition, column, value) — by its own filter, by a filter with the same label, or by a text
+    field of the form that no filter serves (苏州 → 供应商档案.城市)."""
+    row = m.seen.values
+    if m.seen.form_id == form.form_id:
+        own = _filter_for(form, m.column, None)
+        if own is not None:
+            return own.name, own.column, row[m.column]
+        exact = next((f for f in form.filters if f.op == "eq" and f.type == "text" and f.column in row), None)
+        if exact is not None:
+            return exact.name, exact.column, row[exact.column]
+        if form.field(m.column) is not None:
+            return "", m.column, row[m.column]
+        return None
+    source = catalog.form(m.seen.form_id)
+    for column in ("code", m.column, "name"):
+        if row.get(column):
+            flt = _filter_for(form, column, source)
+            if flt is not None:
+                return flt.name, flt.column, row[column]
+    label = source.label_of(m.column) if source else m.column
+    same = next((f for f in form.fields if f.type == "text" and f.label == label), None)
+    return ("", same.column, row[m.column]) if same and same.column in form.columns else None
+
+
+def _option(m: Mention) -> str:
+    """A candidate as the user picks it: code, name and spec where the row has them."""
+    v = m.seen.values
+    parts = [v[c] for c in ("code", "material_code", "name", "material_name", "spec") if v.get(c)]
+    return " ".join(dict.fromkeys(parts)) or v.get(m.column, m.text)
 
 
 def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], english: bool) -> Refusal | Ask | None:
     form = reading.form
-    names = _distinct(group)
-    if len(names) > 1:
-        shown = names[:MAX_CANDIDATES]
-        lead = f"“{group[0].text}” matches several records; which one?" if english else f"“{group[0].text}”对应多条记录，您指的是哪一个？"
+    own = [m for m in group if m.seen.form_id == form.form_id and _target(form, catalog, m)]
+    usable = own or group  # the form's own rows say best what it can filter by
+    records: dict[str, list[tuple[tuple[str, str, str], Mention]]] = {}
+    for m in usable:
+        if (t := _target(form, catalog, m)) is not None:
+            names_record = m.column in KEY_COLUMNS or m.column.endswith(("_name", "_code"))
+            records.setdefault(_option(m) if names_record else t[2], []).append((t, m))
+    what = group[0].text
+    if not records:
+        if english:
+            return Refusal(f"{form.name} cannot be filtered by “{what}”.")
+        return Refusal(f"{form.name}无法按“{what}”筛选。")
+    if len(records) > 1:
+        shown = list(records)[:MAX_CANDIDATES]
+        lead = f"“{what}” matches several records; which one?" if english else f"“{what}”对应多条记录，您指的是哪一个？"
         return Ask(lead + " " + " / ".join(shown), shown)
-    m = group[0]
-    source = catalog.form(m.seen.form_id)
-    # the most specific way the form can take this record: its code, then the value as seen
-    for column in ("code", m.column, "name"):
-        value = m.seen.values.get(column)
-        if not value:
-            continue
-        flt = _filter_for(form, column, source)
-        if flt is not None:
-            reading.filters[flt.name] = value
-            reading.said.append(f"{flt.label} = {value}" if flt.op == "eq" else f"{flt.label} 含 {value}")
-            return None
-    what = m.text
-    if english:
-        return Refusal(f"{form.name} cannot be filtered by “{what}” ({source.label_of(m.column) if source else m.column}).")
-    return Refusal(f"{form.name}无法按“{what}”（{source.label_of(m.column) if source else m.column}）筛选。")
+    ways = next(iter(records.values()))  # one record, maybe by several filters: by its name first
+    ways.sort(key=lambda w: (w[0][0] == "", w[1].column not in ("name", w[0][1])))
+    name, column, value = ways[0][0]
+    flt = next((f for f in form.filters if f.name == name), None)
+    if flt is None:
+        reading.where.append((column, "=", value))
+        reading.said.append(f"{form.label_of(column)} = {value}")
+        return None
+    reading.filters[flt.name] = value
+    reading.said.append(f"{flt.label} = {value}" if flt.op == "eq" else f"{flt.label} 含 {value}")
+    return None
 
 
 def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], english: bool) -> Refusal | None:
@@ -405,7 +540,11 @@ def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], englis
     op_word = "≥" if c.op == ">=" else "≤"
     if c.unit == "天":
         flt = next(
-            (f for f in form.filters if f.type == "integer" and f.op == ("gte" if c.op == ">=" else "lte") and "天" in f.label),
+            (
+                f
+                for f in form.filters
+                if f.type == "integer" and f.op == ("gte" if c.op == ">=" else "lte") and "天" in f.label
+            ),
             None,
         )
         if flt is not None:
@@ -414,11 +553,18 @@ def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], englis
             return None
         column = next((f.column for f in form.fields if "天" in f.label and f.numeric), None)
     else:
-        named = [t.target for t in terms if t.kind == "label" and t.form_id == form.form_id and isinstance(t.target, FieldMeta) and t.target.numeric]
-        column = named[0].column if named else (_money(form).column if _money(form) else None)
+        named = [
+            t.target
+            for t in terms
+            if t.kind == "label" and t.form_id == form.form_id and isinstance(t.target, FieldMeta) and t.target.numeric
+        ]
+        money = _money(form)
+        column = named[0].column if named else (money.column if money else None)
     if column is None or column not in form.columns:
         what = c.phrase
-        return Refusal(f"“{what}”: {form.name} has no such number." if english else f"“{what}”：{form.name}没有可比较的数值字段。")
+        return Refusal(
+            f"“{what}”: {form.name} has no such number." if english else f"“{what}”：{form.name}没有可比较的数值字段。"
+        )
     reading.where.append((column, c.op, c.value))
     reading.said.append(f"{form.label_of(column)} {op_word} {c.value:g}")
     return None
@@ -430,14 +576,16 @@ def _money(form: FormMeta) -> FieldMeta | None:
         hit = next((f for f in numeric if word in f.label and "不含税" not in f.label), None)
         if hit:
             return hit
-    return numeric[0] if numeric else None
+    return None
 
 
 def _apply_period(reading: Reading, english: bool) -> None:
     form, period = reading.form, reading.period
     assert period is not None
     start = next((f for f in form.filters if f.type == "date" and f.op == "gte"), None)
-    end = next((f for f in form.filters if f.type == "date" and f.op == "lte" and start and f.column == start.column), None)
+    end = next(
+        (f for f in form.filters if f.type == "date" and f.op == "lte" and start and f.column == start.column), None
+    )
     if start is not None:
         reading.filters[start.name] = period.start.isoformat()
         if end is not None:
@@ -452,38 +600,53 @@ def _apply_period(reading: Reading, english: bool) -> None:
         reading.said.append(f"{form.label_of(column)} {period.label()}")
     else:
         reading.period = None  # the form has no date: said in the answer
-        reading.said.append(f"(no date on this form: {period.phrase} ignored)" if english else f"（本表无日期，未按“{period.phrase}”筛选）")
+        reading.said.append(
+            f"(no date on this form: {period.phrase} ignored)"
+            if english
+            else f"（本表无日期，未按“{period.phrase}”筛选）"
+        )
 
 
-def _shape(reading: Reading, text: str, terms: list[Term], top: int | None) -> None:
+def _group_word(text: str) -> str | None:
+    """The word a question groups or ranks by: 按客户汇总 → 客户; 金额最大的5个客户 → 个客户."""
+    if group := lexicon.GROUP.search(text):
+        return group.group("a") or group.group("b") or group.group("c") or group.group("d")
+    if top := top_n(text):
+        return text[top[1][1] - 2 : top[1][1] + 6]
+    return None
+
+
+def _shape(reading: Reading, text: str, residual: str, terms: list[Term], top: int | None) -> None:
     form = reading.form
     own_labels = [t for t in terms if t.form_id == form.form_id and t.kind == "label"]
     numeric = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.numeric]
-    group = lexicon.GROUP.search(text)
-    group_column = _group_column(form, group.group("a") or group.group("b") or group.group("c") or group.group("d")) if group else None
+    group_column = _group_column(form, _group_word(text))
     if top:
         reading.shape, reading.top = "top", top
         reading.measure = numeric[0] if numeric else _money(form)
-        after = text[text.find(str(top)) :] if str(top) in text else ""
-        reading.group = group_column or _group_column(form, after)
+        reading.group = group_column
         return
     if group_column:
         reading.shape, reading.group = "group", group_column
         reading.measure = numeric[0] if numeric else _money(form)
         return
-    if lexicon.COUNT.search(text):
+    if lexicon.COUNT.search(residual):
         reading.shape = "count"
         return
     for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
-        if pattern.search(text) and (numeric or lexicon.MONEY.search(text)):
+        if pattern.search(residual) and (numeric or lexicon.MONEY.search(text)):
             reading.shape, reading.agg = "aggregate", agg
             reading.measure = numeric[0] if numeric else _money(form)
             return
-    asked = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading)]
-    if asked and lexicon.ASKS_VALUE.search(text) and reading.filters:
+    asked = [
+        t.target
+        for t in own_labels
+        if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading)
+    ]
+    if asked and lexicon.ASKS_VALUE.search(residual) and reading.filters:
         reading.shape, reading.asked = "field", list(dict.fromkeys(asked))
         return
-    if numeric and lexicon.SUM.search(text):
+    if numeric and lexicon.SUM.search(residual):
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
 
 
@@ -497,7 +660,11 @@ def _group_column(form: FormMeta, word: str | None) -> str | None:
     if not word:
         return None
     for f in form.filters:
-        if f.type in ("text", "select") and f.op in ("eq", "like") and any(c and c in word for c in _label_heads(f.label)):
+        if (
+            f.type in ("text", "select")
+            and f.op in ("eq", "like")
+            and any(c and c in word for c in _label_heads(f.label))
+        ):
             return f.column
     for fd in form.fields:
         if fd.type in ("text", "select") and any(c and c in word for c in _label_heads(fd.label)):
@@ -520,4 +687,3 @@ def _unknown_words(words: list[str], forms: list[FormMeta], english: bool) -> st
         return lead + f"I can't answer that offline; I can answer questions about: {names}."
     lead = f"我没有理解：{'、'.join(f'“{w}”' for w in words)}。" if words else "您的表单里没有能回答这个问题的。"
     return lead + f"离线规划器可以回答关于这些表单的问题：{names}。"
-
