@@ -50,7 +50,7 @@ ROWS = [
     *(
         Seen("1003", {"code": c, "name": n, "spec": s, "category": "轴承" if "轴承" in n else "其他"})
         for c, n, s, *_ in facts.BRAND_1_MATERIALS
-    ),  # fmt: skip
+    ),
     *(
         Seen("2001", {"bill_no": f"QT202611-000{i}", "customer_name": n})
         for i, (_, n, _) in enumerate(facts.BRAND_1_CUSTOMERS)
@@ -58,7 +58,7 @@ ROWS = [
     *(
         Seen("4001", {"material_code": c, "material_name": n, "spec": s, "warehouse_name": "原材料仓"})
         for c, n, s, *_ in facts.BRAND_1_MATERIALS
-    ),  # fmt: skip
+    ),
     Seen("5002", {"bill_no": "PO202611-0001", "supplier_name": "苏州元丰传动科技有限公司"}),
 ]
 
