@@ -58,7 +58,9 @@ def test_an_unrecognised_request_goes_to_the_metadata_reader_not_a_guess() -> No
     assert all(step.get("tool") != "read_form_data" for step in erp["plan"])
 
 
-@pytest.mark.parametrize("query", ["哪些供应商的应付已经超期了？", "超期超过60天的应收有哪些？", "6205-2RS还有多少库存"])
+@pytest.mark.parametrize(
+    "query", ["哪些供应商的应付已经超期了？", "超期超过60天的应收有哪些？", "6205-2RS还有多少库存"]
+)
 def test_the_pinned_rules_leave_what_they_misread_to_the_reader(query: str) -> None:
     assert extract(query, {})["erp"]["plan"][0]["tool"] == "read_question"
 
