@@ -48,6 +48,12 @@ FILLER = tuple(
     sorted(
         [
             "请问",
+            "最近",
+            "最新",
+            "近期",
+            "低于",
+            "高于",
+            "钱",
             "请",
             "帮我",
             "帮忙",
@@ -256,3 +262,6 @@ FILLER = tuple(
     )
 )
 FILLER_RE = re.compile("|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in FILLER), re.I)
+
+# single characters left over that carry no meaning of their own (轴承类, 哪些呀)
+IGNORED = frozenset("类些么呀哦嘛儿啥呗哈每")

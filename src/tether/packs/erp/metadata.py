@@ -13,6 +13,7 @@ from typing import Any
 _SPLIT = re.compile(r"[,，;；/\s]+")
 # columns whose values name a record (besides the form's text filters): what a clerk types for it
 KEY_COLUMNS = ("code", "name", "short_name", "spec", "bill_no")
+SHORT_TEXT = 64  # longer texts (addresses, notes) are not names a question uses
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class FieldMeta:
     type: str
     options: tuple[tuple[str, str], ...] = ()  # (value, label)
     ref: str | None = None
+    max_length: int | None = None
 
     @property
     def numeric(self) -> bool:
@@ -62,7 +64,7 @@ class FormMeta:
             aliases = [a for a in _SPLIT.split(aliases) if a]
         fields = tuple(
             FieldMeta(str(f["column"]), str(f.get("label") or f["column"]), str(f.get("type") or "text"),
-                      _options(f.get("options")), f.get("ref"))
+                      _options(f.get("options")), f.get("ref"), f.get("maxLength"))
             for f in config.get("master") or [] if f.get("column")
         )  # fmt: skip
         filters = tuple(
@@ -99,7 +101,8 @@ class FormMeta:
     def vocabulary_columns(self) -> list[str]:
         """The columns whose values the reader learns: text filters and record keys in the view."""
         wanted = [f.column for f in self.filters if f.type == "text"] + list(KEY_COLUMNS)
-        wanted += [f.column for f in self.fields if f.type == "text"]  # city, contact: SQL conditions
+        # short texts (city, contact, category) too: a value no filter serves is an SQL condition
+        wanted += [f.column for f in self.fields if f.type == "text" and (f.max_length or 0) <= SHORT_TEXT]
         have = self.columns or frozenset(wanted)
         return [c for c in dict.fromkeys(wanted) if c in have and not c.endswith("_id")]
 

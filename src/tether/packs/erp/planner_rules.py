@@ -184,8 +184,8 @@ _NEW_QUOTE_FOR = re.compile(r"(?:新建|新开|开|做)(?:一张|一份)?报价�
 def _new_quotation(query: str) -> dict[str, Any] | None:
     """新建一张报价单给<客户> → the quotation form (customer prefilled) → a create proposal."""
     match = _NEW_QUOTE_FOR.search(query)
-    if not match:
-        return None
+    if not match or re.search(r"看|查|哪些|多少|几张|最近|列出", query):
+        return None  # "给我看看恒达最近的报价单" reads quotations: the reader's
     customer = _clean(re.split(r"[：:，,]", (match.group(1) or match.group(2) or ""))[0])
     if not customer:
         return None

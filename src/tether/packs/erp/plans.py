@@ -120,11 +120,15 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
         step = {"tool": "query_data", "args": {"question": question, "sql": sql}}
         measure = reading.measure.column if reading.measure else None
         if reading.shape == "aggregate" and measure:
-            what = f"{(AGG_EN if en else AGG_ZH)[reading.agg or 'sum']} {_label(reading, measure)}"
+            agg, label = reading.agg or "sum", _label(reading, measure)
+            what = f"{AGG_EN[agg]} {label}"
+            zh = (
+                label if agg == "sum" and label.endswith("合计") else f"{label}{AGG_ZH[agg]}"
+            )  # 含税合计, not 含税合计合计
             text = (
                 f"{lead}: {what} = ${{prev|sum:{measure}}} (over ${{prev.rows.0.1}} records)."
                 if en
-                else f"{lead}：{_label(reading, measure)}{AGG_ZH[reading.agg or 'sum']} ${{prev|sum:{measure}}}（共 ${{prev.rows.0.1}} 条记录）。"
+                else f"{lead}：{zh} ${{prev|sum:{measure}}}（共 ${{prev.rows.0.1}} 条记录）。"
             )
             return {"plan": [step], "answer": text}
         if reading.shape == "count":

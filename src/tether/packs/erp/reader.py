@@ -185,8 +185,14 @@ def _resolve(piece: str, at: int, values: dict[str, list[tuple[str, Seen]]]) -> 
         inside = [(c, r) for v, hits in values.items() if key in v for c, r in hits]
         if inside:
             return [Mention(piece, (at, at + len(piece)), c, r) for c, r in inside]
-    if len(key) >= 4:
-        near = [(c, r) for v, hits in values.items() if fuzz.partial_ratio(key, v) >= FUZZY_MIN for c, r in hits]
+    if len(key) >= 4:  # near misses of names only (not of cities or categories)
+        near = [
+            (c, r)
+            for v, hits in values.items()
+            if fuzz.partial_ratio(key, v) >= FUZZY_MIN
+            for c, r in hits
+            if c in KEY_COLUMNS or c.endswith("_name")
+        ]
         if near:
             return [Mention(piece, (at, at + len(piece)), c, r) for c, r in near]
     return None
@@ -213,7 +219,7 @@ def _mentions(text: str, taken: list[tuple[int, int]], rows: list[Seen]) -> tupl
         for rest, offset in _chunks(chunk, inner):
             for piece in lexicon.FILLER_RE.split(rest):
                 piece = piece.strip()
-                if not piece or (len(piece) == 1 and not piece.isdigit()) or piece == "1":
+                if not piece or piece == "1" or piece in lexicon.IGNORED:
                     continue  # 一笔, 一张: "one" of a measure word
                 _piece(piece, at + offset + rest.find(piece), values, groups, unknown)
     return groups, unknown
@@ -683,7 +689,15 @@ def _no_forms(english: bool) -> str:
 def _unknown_words(words: list[str], forms: list[FormMeta], english: bool) -> str:
     names = "、".join(f"{f.name}" for f in forms)
     if english:
-        lead = f"I did not understand: {', '.join(words)}. " if words else "None of your forms fits this question. "
+        lead = (
+            f"I did not understand, nor find in the data you can see: {', '.join(words)}. "
+            if words
+            else "None of your forms fits this question. "
+        )
         return lead + f"I can't answer that offline; I can answer questions about: {names}."
-    lead = f"我没有理解：{'、'.join(f'“{w}”' for w in words)}。" if words else "您的表单里没有能回答这个问题的。"
+    lead = (
+        f"我没有理解，也没在您能查看的数据里找到：{'、'.join(f'“{w}”' for w in words)}。"
+        if words
+        else "您的表单里没有能回答这个问题的。"
+    )
     return lead + f"离线规划器可以回答关于这些表单的问题：{names}。"
