@@ -4,8 +4,10 @@ and the answer template (``extract.erp.plan`` / ``extract.erp.answer``, spliced 
 skills' ``steps`` entries).
 
 Entity resolution is exact for codes and bill numbers and fuzzy (the ERP's substring filters)
-for names; every match is shown, so an ambiguous name shows its candidates. A request it does not
-recognise gets an answer listing what it can do — never a guess.
+for names; every match is shown, so an ambiguous name shows its candidates. A request no pinned
+rule takes, or one a pinned rule would misread (应付 is not 应收; "超期超过60天" is not a customer),
+goes to the metadata reader (``read_question``, ``reader.py``), which answers it from the ERP's own
+metadata or says what it did not understand — never a guess.
 """
 
 from __future__ import annotations
@@ -32,11 +34,6 @@ DISPLAY = {
     "orders": "bill_no,bill_date,customer_name,status,total_amount,delivery_date,salesman_name",
     "quotation_lines": "line_no,material_code,material_name,spec,qty,unit_price,amount",
 }
-HELP = (
-    "我是离线规则规划器（无大模型）。我能回答这样的问题：查一下<物料名或编码>的库存 · 哪些物料低于安全库存？ · "
-    "<客户名>的应收账款有多少超期了？ · 列出超期90天以上的应收 · 本月销售订单按客户汇总 · "
-    "报价单<单号>的明细 · <客户名>最近的销售订单 · <客户名>本月对账"
-)
 
 
 def _clean(term: str) -> str:
