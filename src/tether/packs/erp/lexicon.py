@@ -39,6 +39,8 @@ GROUP = re.compile(
     r"按\s*(?P<a>[\w]{1,8}?)\s*(?:汇总|统计|分组|合计|分类|排名|排序)|每个(?P<b>[\w]{1,6})|各(?P<c>[\w]{1,6})|by (?P<d>\w+)",
     re.I,
 )
+WHICH = re.compile(r"哪(?:个|家|位|一|种)(?P<w>\w{1,6})|which (?P<e>\w+)", re.I)
+BEST_OF = re.compile(r"最(?:大|多|高|小|少|低)的(?P<w>\w{1,6})")
 ASKS_VALUE = re.compile(r"是多少|是什么|是谁|是几|多少|几|哪个|哪天|什么|what|which|how much", re.I)
 MONEY = re.compile(r"钱|款|金额|多少元|营收|销售额|回款|收入|money|amount|revenue", re.I)
 
@@ -51,8 +53,6 @@ FILLER = tuple(
             "最近",
             "最新",
             "近期",
-            "低于",
-            "高于",
             "钱",
             "请",
             "帮我",
@@ -188,8 +188,6 @@ FILLER = tuple(
             "少",
             "大",
             "小",
-            "高",
-            "低",
             "最",
             "前",
             "后",

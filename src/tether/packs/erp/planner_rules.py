@@ -74,7 +74,9 @@ def _stock(query: str) -> dict[str, Any] | None:
     match = _STOCK_OF.search(query)
     if code:
         filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
-    elif match and _clean(match.group(1)) and not re.search(r"\d", _clean(match.group(1))):
+    elif (
+        match and _clean(match.group(1)) and not re.search(r"\d|哪些|什么|多少|仓|所有|全部|最", _clean(match.group(1)))
+    ):
         name = _clean(match.group(1))  # a spec (6205-2RS) or a quantity is the reader's to resolve
         filters = {"material_name": name}
     else:
@@ -93,7 +95,7 @@ def _receivables(query: str) -> dict[str, Any] | None:
     customer = _clean(match.group(1)) if match else ""
     if customer and re.fullmatch(r"(?:列出|所有|全部|哪些)?(?:超期|逾期)?\d*天?(?:以上)?", customer):
         customer = ""
-    if customer and re.search(r"\d|超期|逾期|超过|天|哪些", customer):
+    if customer and re.search(r"\d|超期|逾期|超过|天|哪些|按|汇总|统计|每个|各|一共|多少", customer):
         return None  # "超期超过60天" is a condition, not a customer: the reader reads it
     min_days = int(days.group(1)) if days else 1
     filters: dict[str, Any] = {"min_overdue_days": min_days}
@@ -109,9 +111,16 @@ def _receivables(query: str) -> dict[str, Any] | None:
     }
 
 
+# the only periods month_range knows; any other date phrase is the reader's
+_MONTH_WORDS = re.compile(r"本月|这个月|上月|上个月|今年|本年")
+_OTHER_PERIOD = re.compile(r"最近|近\d|过去|本周|上周|去年|季度|Q[1-4]|\d+月|\d{4}|今天|昨天", re.I)
+
+
 def _sales_summary(query: str) -> dict[str, Any] | None:
-    if not (re.search(r"销售订单|销售额|订单", query) and re.search(r"汇总|按客户|统计|合计", query)):
+    if not (re.search(r"销售订单|销售额|订单", query) and re.search(r"汇总|按客户", query)):
         return None
+    if re.search(r"采购|供应商|按(?!客户)\w{1,4}汇总", query) or _OTHER_PERIOD.search(_MONTH_WORDS.sub("", query)):
+        return None  # purchase orders, another grouping or another period: the reader reads it
     start, end, label = month_range(query)
     sql = (
         "SELECT customer_name, COUNT(*) AS order_count, SUM(total_amount) AS total_amount "

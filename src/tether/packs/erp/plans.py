@@ -67,16 +67,18 @@ def build_sql(reading: Reading) -> str:
         total = f", SUM({measure}) AS {measure}" if measure else ""
         order = measure or "record_count"
         limit = reading.top or 50
+        way = "ASC" if reading.ascending else "DESC"
         return (
             f"SELECT {reading.group}, COUNT(*) AS record_count{total} FROM {form.view}{tail} "
-            f"GROUP BY {reading.group} ORDER BY {order} DESC LIMIT {limit}"
+            f"GROUP BY {reading.group} ORDER BY {order} {way} LIMIT {limit}"
         )
     if reading.shape == "count":
         return f"SELECT COUNT(*) AS record_count FROM {form.view}{tail}"
     columns = display_columns(form)
     if measure and measure not in columns:
         columns.append(measure)
-    order = f" ORDER BY {measure} DESC" if reading.shape == "top" and measure else ""
+    way = "ASC" if reading.ascending else "DESC"
+    order = f" ORDER BY {measure} {way}" if reading.shape == "top" and measure else ""
     limit = reading.top or LIST_SIZE
     return f"SELECT {', '.join(columns)} FROM {form.view}{tail}{order} LIMIT {limit}"
 

@@ -63,6 +63,7 @@ class Reading:
     group: str | None = None  # a column
     top: int | None = None
     asked: list[FieldMeta] = field(default_factory=list)  # the fields a "field" question asks for
+    ascending: bool = False  # a top-N of the smallest
     period: Period | None = None
     english: bool = False
 
@@ -278,21 +279,31 @@ def _choose_form(
             score[form_id] += 2.0 if form_id in own else 1.0
     if bill_form:
         score[bill_form] = score.get(bill_form, 0.0) + NAME
-    by_id = {f.form_id: f for f in forms}
-
-    # a form named only as a field of another named form is that form's column (供应商 in 应付账款)
-    def inside(a: str, b: str) -> bool:
-        labels = [x.label for x in by_id[b].fields] + [x.label for x in by_id[b].filters]
-        return all(any(t.text in lb for lb in labels) for t in named[a])
-
-    for a in named:
-        for b in named:
-            if a != b and inside(a, b) and not inside(b, a):
-                score[a] -= NAME
+    _demote_fields(score, named, {f.form_id: f for f in forms})
     best = max(score.values(), default=0.0)
     if best <= 0:
         return []
     return [f for f, s in score.items() if s >= best - 0.5 and s > 0]
+
+
+def _demote_fields(score: dict[str, float], named: dict[str, list[Term]], by_id: dict[str, FormMeta]) -> None:
+    """A form named only as a field of another named form is that form's column (供应商 in 应付账款);
+    when each names a field of the other, the one whose name is the other's field exactly yields
+    (安全库存 names 安全库存预警 and is 物料档案's field)."""
+
+    def labels(b: str) -> list[str]:
+        return [x.label for x in by_id[b].fields] + [x.label for x in by_id[b].filters]
+
+    def inside(a: str, b: str) -> bool:
+        return all(any(t.text in lb for lb in labels(b)) for t in named[a])
+
+    def exactly(a: str, b: str) -> bool:
+        return all(t.text in labels(b) for t in named[a])
+
+    for a in named:
+        for b in named:
+            if a != b and inside(a, b) and (not inside(b, a) or (exactly(a, b) and not exactly(b, a))):
+                score[a] -= NAME
 
 
 def read(question: str, catalog: Catalog, today: date, prefer: str | None = None) -> Outcome:
@@ -639,6 +650,8 @@ def _shape(reading: Reading, text: str, residual: str, terms: list[Term], top: i
     if lexicon.COUNT.search(residual):
         reading.shape = "count"
         return
+    if _which_is_extreme(reading, text, residual, numeric):
+        return
     for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
         if pattern.search(residual) and (numeric or lexicon.MONEY.search(text)):
             reading.shape, reading.agg = "aggregate", agg
@@ -654,6 +667,25 @@ def _shape(reading: Reading, text: str, residual: str, terms: list[Term], top: i
         return
     if numeric and lexicon.SUM.search(residual):
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
+
+
+def _which_is_extreme(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> bool:
+    """哪个客户的信用额度最高 / 上个月收款最多的客户: the record (or the group) at the top, not the
+    largest value alone."""
+    smallest = lexicon.MIN.search(residual) is not None
+    if not (smallest or lexicon.MAX.search(residual)):
+        return False
+    which = lexicon.WHICH.search(text) or lexicon.BEST_OF.search(text)
+    if which is None:
+        return False
+    word = which.group("w") if "w" in which.groupdict() and which.group("w") else which.groupdict().get("e")
+    measure = numeric[0] if numeric else _money(reading.form)
+    if measure is None:
+        return False
+    column = _group_column(reading.form, word)
+    reading.shape, reading.top, reading.measure, reading.ascending = "top", 1, measure, smallest
+    reading.group = None if column in KEY_COLUMNS else column
+    return True
 
 
 def _filtered_columns(reading: Reading) -> set[str]:
