@@ -44,6 +44,7 @@ ROWS = [
         "1001", {"code": "C0001", "name": facts.SALES01_CUSTOMER[1], "short_name": "恒达自动化", "phone": "0512-1234"}
     ),
     Seen("1001", {"code": "C0010", "name": "苏州力诺自动化设备有限公司", "city": "苏州"}),
+    Seen("1001", {"code": "C0003", "name": facts.SALES02_CUSTOMER[1], "short_name": "无锡锡东"}),
     Seen("1002", {"code": "S0001", "name": "东莞正泰液压气动有限公司", "category": "液压气动"}),
     Seen("1002", {"code": "S0002", "name": "沈阳海川液压气动有限公司", "category": "液压气动"}),
     Seen("1002", {"code": "S0003", "name": "苏州元丰传动科技有限公司", "category": "传动件"}),
@@ -377,3 +378,37 @@ def test_which_record_is_at_the_top_is_a_top_one_not_a_bare_maximum(
     r = reading(question, cat)
     assert (r.shape, r.top, r.group, r.ascending) == ("top", 1, group, ascending)
     assert plans.build_sql(r).endswith("ASC LIMIT 1" if ascending else "DESC LIMIT 1")
+
+
+def test_a_trait_many_records_share_is_a_condition_not_a_question_about_records() -> None:
+    r = reading("苏州的供应商", ADMIN_WITH_CITIES)
+    assert r.form.form_id == "1002" and r.where == [("city", "=", "苏州")]
+
+
+def test_one_record_named_in_parts_is_one_filter() -> None:
+    r = reading("无锡锡东精工的联系电话是多少", SALES)  # 无锡锡东 is its short name, 精工 part of its name
+    assert r.filters == {"code": "C0003"} and r.shape == "field"
+
+
+def test_a_label_said_by_its_last_noun() -> None:
+    r = reading("按客户汇总应收余额", FINANCE)
+    assert (r.form.form_id, r.shape, r.group, r.measure and r.measure.column) == (
+        "5001",
+        "group",
+        "customer_name",
+        "balance",
+    )
+
+
+ADMIN_WITH_CITIES = Catalog(
+    ADMIN.forms,
+    [
+        *ADMIN.rows,
+        *(Seen("1002", {"code": f"S00{i}", "name": f"苏州{i}号供应商有限公司", "city": "苏州"}) for i in (21, 22)),
+    ],
+)
+
+
+def test_a_name_narrowed_by_its_spec_is_the_one_record() -> None:
+    r = reading("深沟球轴承6205-2RS还有多少库存", WAREHOUSE)
+    assert (r.form.form_id, r.filters) == ("4001", {"material_code": "M0002"})

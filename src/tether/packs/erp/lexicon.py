@@ -25,6 +25,8 @@ TERM_SYNONYMS: dict[str, str] = {
     "contact": "联系人",
 }
 # endings a label drops when a clerk names it: 逾期天数 → 逾期, 客户名称 → 客户
+# nouns a label ends with that a clerk says alone: 未收余额 → 余额
+LABEL_TAILS = ("余额", "数量")
 LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "(天)", "（天）")
 
 COUNT = re.compile(

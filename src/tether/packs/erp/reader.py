@@ -96,6 +96,7 @@ def _cores(label: str) -> list[str]:
     for suffix in lexicon.LABEL_SUFFIXES:
         if label.endswith(suffix) and len(label) - len(suffix) >= 2:
             out.append(label[: -len(suffix)])
+    out += [tail for tail in lexicon.LABEL_TAILS if label.endswith(tail) and len(label) > len(tail)]
     return out
 
 
@@ -332,6 +333,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     terms = _terms(text, forms, taken)
     taken += [t.span for t in terms]
     mentions, unknown = _mentions(text, taken, catalog.rows)
+    mentions = _same_records(mentions)
     if prefer:
         mentions = [_narrow(g, prefer) for g in mentions]
     if unknown:
@@ -497,11 +499,11 @@ def _target(form: FormMeta, catalog: Catalog, m: Mention) -> tuple[str, str, str
         own = _filter_for(form, m.column, None)
         if own is not None:
             return own.name, own.column, row[m.column]
+        if not _names_record(m.column) and form.field(m.column) is not None:
+            return "", m.column, row[m.column]  # 苏州 in 城市: a condition, not a record
         exact = next((f for f in form.filters if f.op == "eq" and f.type == "text" and f.column in row), None)
         if exact is not None:
             return exact.name, exact.column, row[exact.column]
-        if form.field(m.column) is not None:
-            return "", m.column, row[m.column]
         return None
     source = catalog.form(m.seen.form_id)
     for column in ("code", m.column, "name"):
@@ -512,6 +514,33 @@ def _target(form: FormMeta, catalog: Catalog, m: Mention) -> tuple[str, str, str
     label = source.label_of(m.column) if source else m.column
     same = next((f for f in form.fields if f.type == "text" and f.label == label), None)
     return ("", same.column, row[m.column]) if same and same.column in form.columns else None
+
+
+def _names_record(column: str) -> bool:
+    """A column whose value names one record (a code, a name, a spec), not a trait of many."""
+    return column in KEY_COLUMNS or column.endswith(("_name", "_code"))
+
+
+def _identity(m: Mention) -> tuple[str, str]:
+    """The record a mention stands for, however it was named: its name (and spec)."""
+    v = m.seen.values
+    name = next((v[c] for c in ("name", "material_name", "customer_name", "supplier_name") if v.get(c)), "")
+    return (name or v.get("code") or v.get(m.column, m.text), v.get("spec", ""))
+
+
+def _same_records(groups: list[list[Mention]]) -> list[list[Mention]]:
+    """Mentions of records said twice (无锡锡东 + 精工; 深沟球轴承 + 6205-2RS) count once, as the
+    narrower: a group whose records include another group's is dropped."""
+    ids = [{_identity(m) for m in g} if all(_names_record(m.column) for m in g) else None for g in groups]
+    kept = []
+    for i, group in enumerate(groups):
+        mine = ids[i]
+        broader = mine is not None and any(
+            j != i and other is not None and other <= mine and (other != mine or j < i) for j, other in enumerate(ids)
+        )
+        if not broader:
+            kept.append(group)
+    return kept
 
 
 def _option(m: Mention) -> str:
@@ -528,8 +557,7 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
     records: dict[str, list[tuple[tuple[str, str, str], Mention]]] = {}
     for m in usable:
         if (t := _target(form, catalog, m)) is not None:
-            names_record = m.column in KEY_COLUMNS or m.column.endswith(("_name", "_code"))
-            records.setdefault(_option(m) if names_record else t[2], []).append((t, m))
+            records.setdefault(_option(m) if _names_record(m.column) else t[2], []).append((t, m))
     what = group[0].text
     if not records:
         if english:
