@@ -297,6 +297,8 @@ DATES = [
     ("11月", "2026-11-01", "2026-11-30"),
     ("Q3", "2026-07-01", "2026-09-30"),
     ("第一季度", "2026-01-01", "2026-03-31"),
+    ("今年第三季度", "2026-07-01", "2026-09-30"),
+    ("去年Q4", "2025-10-01", "2025-12-31"),
     ("11月1日到15日", "2026-11-01", "2026-11-15"),
     ("2026-10-01到2026-10-31", "2026-10-01", "2026-10-31"),
     ("last month", "2026-11-01", "2026-11-30"),
@@ -412,3 +414,25 @@ ADMIN_WITH_CITIES = Catalog(
 def test_a_name_narrowed_by_its_spec_is_the_one_record() -> None:
     r = reading("深沟球轴承6205-2RS还有多少库存", WAREHOUSE)
     assert (r.form.form_id, r.filters) == ("4001", {"material_code": "M0002"})
+
+
+@pytest.mark.parametrize(
+    ("question", "cat", "form_id", "shape"),
+    [
+        ("最近7天的报价单数量", SALES, "2001", "count"),
+        ("上个月入库了几次", ADMIN, "3002", "count"),
+        ("今天有新的销售订单吗", SALES, "2002", "list"),
+        ("哪些物料的单价超过1000元", WAREHOUSE, "1003", "list"),
+        ("供应商按类别统计", ADMIN, "1002", "group"),
+        ("逾期最久的应收", FINANCE, "5001", "top"),
+        ("今年第三季度开票金额合计", FINANCE, "2004", "aggregate"),
+    ],
+)
+def test_more_everyday_phrasings(question: str, cat: Catalog, form_id: str, shape: str) -> None:
+    r = reading(question, cat)
+    assert (r.form.form_id, r.shape) == (form_id, shape)
+
+
+def test_large_numbers_are_written_plainly() -> None:
+    r = reading("信用额度超过100万的客户", SALES)
+    assert "credit_limit >= 1000000" in plans.build_sql(r) and r.said == ["信用额度 ≥ 1000000"]

@@ -26,23 +26,23 @@ TERM_SYNONYMS: dict[str, str] = {
 }
 # endings a label drops when a clerk names it: 逾期天数 → 逾期, 客户名称 → 客户
 # nouns a label ends with that a clerk says alone: 未收余额 → 余额
-LABEL_TAILS = ("余额", "数量")
+LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别")
 LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "(天)", "（天）")
 
 COUNT = re.compile(
-    r"(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项)|共几|how many|number of|count",
+    r"(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次)|共几|数量|how many|number of|count",
     re.I,
 )
 SUM = re.compile(r"一共|总共|合计|总计|总额|总金额|累计|加起来|总和|共计|in total|total|sum", re.I)
 AVG = re.compile(r"平均|均值|average|mean", re.I)
-MAX = re.compile(r"最大|最高|最多|最贵|highest|largest|max(?:imum)?|biggest", re.I)
-MIN = re.compile(r"最小|最低|最少|最便宜|lowest|smallest|min(?:imum)?", re.I)
+MAX = re.compile(r"最大|最高|最多|最贵|最久|最长|highest|largest|max(?:imum)?|biggest", re.I)
+MIN = re.compile(r"最小|最低|最少|最便宜|最短|lowest|smallest|min(?:imum)?", re.I)
 GROUP = re.compile(
     r"按\s*(?P<a>[\w]{1,8}?)\s*(?:汇总|统计|分组|合计|分类|排名|排序)|每个(?P<b>[\w]{1,6})|各(?P<c>[\w]{1,6})|by (?P<d>\w+)",
     re.I,
 )
 WHICH = re.compile(r"哪(?:个|家|位|一|种)(?P<w>\w{1,6})|which (?P<e>\w+)", re.I)
-BEST_OF = re.compile(r"最(?:大|多|高|小|少|低)的(?P<w>\w{1,6})")
+BEST_OF = re.compile(r"最(?:大|多|高|小|少|低|久|长|短)的(?P<w>\w{1,6})")
 ASKS_VALUE = re.compile(r"是多少|是什么|是谁|是几|多少|几|哪个|哪天|什么|what|which|how much", re.I)
 MONEY = re.compile(r"钱|款|金额|多少元|营收|销售额|回款|收入|money|amount|revenue", re.I)
 
@@ -52,6 +52,11 @@ FILLER = tuple(
     sorted(
         [
             "请问",
+            "最久",
+            "最长",
+            "最短",
+            "新",
+            "次",
             "最近",
             "最新",
             "近期",
@@ -264,4 +269,4 @@ FILLER = tuple(
 FILLER_RE = re.compile("|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in FILLER), re.I)
 
 # single characters left over that carry no meaning of their own (轴承类, 哪些呀)
-IGNORED = frozenset("类些么呀哦嘛儿啥呗哈每")
+IGNORED = frozenset("类些么呀哦嘛儿啥呗哈每天")

@@ -68,7 +68,7 @@ _RECENT = re.compile(
 _YEAR_MONTH = re.compile(r"(\d{4})年(\d{1,2})月(?:份)?")
 _MONTH = re.compile(r"(?<![\d年])(\d{1,2})月份?(?![\d日号])")
 _YEAR = re.compile(r"(\d{4})年(?:度)?(?!\d{1,2}月)")
-_QUARTER = re.compile(r"(?:(\d{4})年)?(?:第([1-4一二三四])季度|[Qq]([1-4]))")
+_QUARTER = re.compile(r"(?:(\d{4})年|(今年|去年))?的?(?:第([1-4一二三四])季度|[Qq]([1-4]))")
 _ISO_DAY = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
 _CN_Q = {"一": 1, "二": 2, "三": 3, "四": 4}
 
@@ -148,8 +148,8 @@ def _ranges(t: str, today: date) -> Period | None:
 
 def _calendar(t: str, today: date) -> Period | None:
     if m := _QUARTER.search(t):
-        q = int(m[3]) if m[3] else _CN_Q.get(m[2], 0) or int(m[2])
-        year = int(m[1] or today.year)
+        q = int(m[4]) if m[4] else _CN_Q.get(m[3], 0) or int(m[3])
+        year = int(m[1]) if m[1] else today.year - (m[2] == "去年")
         return Period(date(year, 3 * q - 2, 1), _month_end(year, 3 * q), m.group(0), m.span())
     if (m := _YEAR_MONTH.search(t)) and 1 <= int(m[2]) <= 12:
         year, month = int(m[1]), int(m[2])

@@ -19,9 +19,14 @@ AGG_EN = {"sum": "total", "avg": "average", "max": "largest", "min": "smallest"}
 SQL_OPS = {"eq": "=", "gte": ">=", "lte": "<=", "like": "LIKE"}
 
 
+def number_text(value: float) -> str:
+    """1000000, not 1e+06; 0.5 as 0.5."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
 def sql_text(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{value:g}" if isinstance(value, float) else str(value)
+        return number_text(value)
     return "'" + str(value).replace("'", "''") + "'"
 
 

@@ -611,7 +611,8 @@ def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], englis
             f"“{what}”: {form.name} has no such number." if english else f"“{what}”：{form.name}没有可比较的数值字段。"
         )
     reading.where.append((column, c.op, c.value))
-    reading.said.append(f"{form.label_of(column)} {op_word} {c.value:g}")
+    shown = str(int(c.value)) if c.value.is_integer() else str(c.value)
+    reading.said.append(f"{form.label_of(column)} {op_word} {shown}")
     return None
 
 
