@@ -5,13 +5,14 @@ found (应付 read as 应收, 超期超过60天 read as a customer) are pinned h
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 import pytest
 
 from tether.erp_demo import facts
-from tether.erp_demo.forms import FORMS, Form
+from tether.erp_demo.forms import BY_ID, FORMS, Form
 from tether.erp_demo.meta import _filter_json
 from tether.packs.erp import plans
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
@@ -436,3 +437,16 @@ def test_more_everyday_phrasings(question: str, cat: Catalog, form_id: str, shap
 def test_large_numbers_are_written_plainly() -> None:
     r = reading("信用额度超过100万的客户", SALES)
     assert "credit_limit >= 1000000" in plans.build_sql(r) and r.said == ["信用额度 ≥ 1000000"]
+
+
+def test_the_reader_learns_names_and_short_texts_never_notes_or_bill_numbers() -> None:
+    def with_lengths(form: Form) -> FormMeta:
+        meta = _meta(form)
+        fields = tuple(replace(fd, max_length=f.max_length) for fd, f in zip(meta.fields, form.fields, strict=True))
+        return replace(meta, fields=fields)
+
+    quotation, customer = with_lengths(BY_ID["2001"]), with_lengths(BY_ID["1001"])
+    assert "remark" not in quotation.vocabulary_columns() and "bill_no" not in quotation.vocabulary_columns()
+    assert "customer_name" in quotation.vocabulary_columns()
+    assert {"name", "code", "city", "contact"} <= set(customer.vocabulary_columns())
+    assert not {"address", "notes"} & set(customer.vocabulary_columns())

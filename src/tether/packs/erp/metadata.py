@@ -99,12 +99,20 @@ class FormMeta:
         return next((f for f in self.fields if f.column == column), None)
 
     def vocabulary_columns(self) -> list[str]:
-        """The columns whose values the reader learns: text filters and record keys in the view."""
-        wanted = [f.column for f in self.filters if f.type == "text"] + list(KEY_COLUMNS)
-        # short texts (city, contact, category) too: a value no filter serves is an SQL condition
-        wanted += [f.column for f in self.fields if f.type == "text" and (f.max_length or 0) <= SHORT_TEXT]
+        """The columns whose values the reader learns: short text filters, record keys and short
+        text fields in the view. Not bill numbers (their pattern finds them) and not long texts
+        (remarks, addresses): a word of a question is not looked for inside a note."""
+        wanted = [f.column for f in self.filters if f.type == "text" and self._short(f.column)]
+        wanted += [c for c in KEY_COLUMNS if self._short(c)]
+        wanted += [f.column for f in self.fields if f.type == "text" and self._short(f.column)]
         have = self.columns or frozenset(wanted)
-        return [c for c in dict.fromkeys(wanted) if c in have and not c.endswith("_id")]
+        return [c for c in dict.fromkeys(wanted) if c in have and not c.endswith("_id") and c != "bill_no"]
+
+    def _short(self, column: str) -> bool:
+        if column in KEY_COLUMNS or column.endswith(("_name", "_code")):
+            return True  # names are what a clerk types, however long
+        fd = self.field(column)
+        return fd is None or (fd.type == "text" and (fd.max_length or 0) <= SHORT_TEXT)
 
 
 @dataclass(frozen=True)

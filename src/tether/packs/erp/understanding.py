@@ -57,6 +57,7 @@ class CatalogCache:
         if kept is not None and now - kept[0] < self.ttl_s:
             return kept[1]
         catalog = await self._load(ctx)
+        self._kept = {k: v for k, v in self._kept.items() if now - v[0] < self.ttl_s}  # drop the stale
         self._kept[key] = (now, catalog)
         return catalog
 
