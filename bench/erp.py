@@ -91,8 +91,8 @@ from tether.packs.erp.identity import ErpIdentityProvider  # noqa: E402
 from tether.packs.erp.pack import SKILLS, open_erp  # noqa: E402
 from tether.packs.erp.planner_rules import extract  # noqa: E402
 from tether.packs.erp.prompt import RULES, domain_map  # noqa: E402
-from tether.packs.erp.reader import Reading  # noqa: E402
 from tether.packs.erp.reader import read as read_question  # noqa: E402
+from tether.packs.erp.readings import Reading  # noqa: E402
 from tether.packs.erp.settings import ErpPackSettings  # noqa: E402
 from tether.packs.erp.tools import Erp, build_tools  # noqa: E402
 from tether.packs.erp.understanding import CatalogCache, build_read_question  # noqa: E402

@@ -17,7 +17,8 @@ from tether.erp_demo.meta import _filter_json
 from tether.packs.erp import plans
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
 from tether.packs.erp.phrases import arabic, comparisons, period_of, top_n
-from tether.packs.erp.reader import Ask, Reading, Refusal, read
+from tether.packs.erp.reader import read
+from tether.packs.erp.readings import Ask, Reading, Refusal
 from tether.sqlguard import Policy, guard
 
 TODAY = date(2026, 12, 4)  # a Friday

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.packs.erp.metadata import FormMeta
-from tether.packs.erp.reader import Ask, Outcome, Reading, Refusal
+from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
 
 LIST_SIZE = 20
 TABLE_COLUMNS = 8

@@ -12,249 +12,24 @@ never chosen. The result is a ``Reading`` (what to fetch), an ``Ask`` or a ``Ref
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
-
-from rapidfuzz import fuzz
 
 from tether.packs.erp import lexicon
-from tether.packs.erp.metadata import KEY_COLUMNS, Catalog, FieldMeta, FilterMeta, FormMeta, Seen
-from tether.packs.erp.phrases import Comparison, Period, arabic, comparisons, period_of, top_n
+from tether.packs.erp.mentions import Mention, find_mentions, names_record, narrow, option_of, same_records
+from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
+from tether.packs.erp.phrases import Comparison, arabic, comparisons, period_of, top_n
+from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
+from tether.packs.erp.shapes import group_column, group_word, money_field, shape
+from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, find_terms, free
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
 BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
-NAME, ALIAS, LABEL, GAPPED = 10.0, 8.0, 3.0, 5.0
-FUZZY_MIN = 85.0  # rapidfuzz partial ratio a near-miss name must reach
 MAX_CANDIDATES = 8
-
-
-@dataclass(frozen=True)
-class Term:
-    """A word of the question the metadata explains."""
-
-    text: str
-    span: tuple[int, int]
-    form_id: str
-    kind: str  # name | alias | label | option | gapped
-    target: Any = None  # the FieldMeta / FilterMeta for labels, (column, value) for options
-
-
-@dataclass(frozen=True)
-class Mention:
-    """A record (or a value of a text filter) the question names: ``seen`` is its row."""
-
-    text: str
-    span: tuple[int, int]
-    column: str  # where the value was seen
-    seen: Seen
-
-
-@dataclass
-class Reading:
-    form: FormMeta
-    shape: str  # list | count | field | aggregate | group | top
-    filters: dict[str, Any] = field(default_factory=dict)  # the form's own filter parameters
-    where: list[tuple[str, str, Any]] = field(default_factory=list)  # (column, op, value) beyond them
-    said: list[str] = field(default_factory=list)  # each filter as the answer states it
-    measure: FieldMeta | None = None
-    agg: str | None = None  # sum | avg | max | min
-    group: str | None = None  # a column
-    top: int | None = None
-    asked: list[FieldMeta] = field(default_factory=list)  # the fields a "field" question asks for
-    ascending: bool = False  # a top-N of the smallest
-    period: Period | None = None
-    english: bool = False
-
-    @property
-    def needs_sql(self) -> bool:
-        return self.shape in ("aggregate", "group", "top") or bool(self.where)
-
-
-@dataclass
-class Ask:
-    question: str
-    options: list[str]
-
-
-@dataclass
-class Refusal:
-    text: str
-
-
-Outcome = Reading | Ask | Refusal
 
 
 def _normal(question: str) -> str:
     text = question.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
     return arabic(_PUNCT.sub(" ", text))
-
-
-def _cores(label: str) -> list[str]:
-    out = [label]
-    for suffix in lexicon.LABEL_SUFFIXES:
-        if label.endswith(suffix) and len(label) - len(suffix) >= 2:
-            out.append(label[: -len(suffix)])
-    out += [tail for tail in lexicon.LABEL_TAILS if label.endswith(tail) and len(label) > len(tail)]
-    return out
-
-
-def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
-    """(term, form id, weight, kind, target), longest terms first."""
-    rows: list[tuple[str, str, float, str, Any]] = []
-    for form in forms:
-        rows.append((form.name, form.form_id, NAME, "name", None))
-        rows += [(a, form.form_id, ALIAS, "alias", None) for a in form.aliases if len(a) >= 2]
-        labelled: list[Any] = [*form.fields, *form.filters]
-        for item in labelled:
-            for core in _cores(item.label):
-                rows.append((core, form.form_id, LABEL, "label", item))
-                rows += [(s, form.form_id, LABEL, "label", item) for s, t in lexicon.TERM_SYNONYMS.items() if t == core]
-            for value, label in item.options:
-                if len(label) < 2:  # units (个, 张) are measure words in a question, not options
-                    continue
-                column = item.column
-                rows.append((label, form.form_id, LABEL, "option", (column, value)))
-                rows += [
-                    (s, form.form_id, LABEL, "option", (column, value)) for s in lexicon.STATE_SYNONYMS.get(label, ())
-                ]
-    rows.sort(key=lambda r: -len(r[0]))
-    return rows
-
-
-def _free(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
-    return all(span[1] <= a or span[0] >= b for a, b in taken)
-
-
-def _terms(text: str, forms: list[FormMeta], taken: list[tuple[int, int]]) -> list[Term]:
-    """Every metadata word in ``text``, longest first; a shorter word inside a longer one is not
-    read again (应收 inside 应收账款). A two-character name or alias may be split by up to three
-    characters (收了多少款 → 收款) when nothing else names a form."""
-    lower = text.lower()
-    found: list[Term] = []
-    claimed: list[tuple[int, int]] = list(taken)
-    for term, form_id, _weight, kind, target in _index(forms):
-        key = term.lower()
-        # a Latin word as a whole word, plural or not (customers); Chinese anywhere
-        pattern = rf"(?<![a-z]){re.escape(key)}(?:e?s)?(?![a-z])" if key.isascii() else re.escape(key)
-        for m in re.finditer(pattern, lower):
-            span = m.span()
-            if _free(span, claimed) or any(t.span == span for t in found):
-                found.append(Term(term, span, form_id, kind, target))
-        claimed += [t.span for t in found]
-    if not any(t.kind in ("name", "alias") for t in found):
-        for form in forms:
-            for word in (form.name, *form.aliases):
-                if len(word) != 2 or not _CJK.match(word):
-                    continue
-                for m in re.finditer(re.escape(word[0]) + r"([^\s]{1,3}?)" + re.escape(word[1]), text):
-                    if _free(m.span(), claimed):
-                        found.append(Term(word, (m.start(), m.start() + 1), form.form_id, "gapped"))
-                        found.append(Term(word, (m.end() - 1, m.end()), form.form_id, "gapped"))
-    return found
-
-
-def _chunks(text: str, taken: list[tuple[int, int]]) -> list[tuple[str, int]]:
-    """The parts of ``text`` nothing explained yet, with their offsets."""
-    out: list[tuple[str, int]] = []
-    start = 0
-    for a, b in sorted(taken):
-        if a > start:
-            out.append((text[start:a], start))
-        start = max(start, b)
-    if start < len(text):
-        out.append((text[start:], start))
-    return [(c, at) for c, at in out if c.strip()]
-
-
-def _values(rows: list[Seen]) -> dict[str, list[tuple[str, Seen]]]:
-    """value (lowercase) -> [(column, row)] over every identifying value seen."""
-    out: dict[str, list[tuple[str, Seen]]] = {}
-    for row in rows:
-        for column, value in row.values.items():
-            if value and len(value) >= 2:
-                out.setdefault(value.lower(), []).append((column, row))
-    return out
-
-
-def _resolve(piece: str, at: int, values: dict[str, list[tuple[str, Seen]]]) -> list[Mention] | None:
-    """The records ``piece`` names: exactly (a whole value, or a part of one), then nearly."""
-    key = piece.lower()
-    if key in values:
-        return [Mention(piece, (at, at + len(piece)), c, r) for c, r in values[key]]
-    if len(key) >= 2:
-        inside = [(c, r) for v, hits in values.items() if key in v for c, r in hits]
-        if inside:
-            return [Mention(piece, (at, at + len(piece)), c, r) for c, r in inside]
-    if len(key) >= 4:  # near misses of names only (not of cities or categories)
-        near = [
-            (c, r)
-            for v, hits in values.items()
-            if fuzz.partial_ratio(key, v) >= FUZZY_MIN
-            for c, r in hits
-            if c in KEY_COLUMNS or c.endswith("_name")
-        ]
-        if near:
-            return [Mention(piece, (at, at + len(piece)), c, r) for c, r in near]
-    return None
-
-
-def _mentions(text: str, taken: list[tuple[int, int]], rows: list[Seen]) -> tuple[list[list[Mention]], list[str]]:
-    """Records named in what is left of ``text``: groups of candidates per mention, and the words
-    that name nothing the reader knows."""
-    values = _values(rows)
-    groups: list[list[Mention]] = []
-    unknown: list[str] = []
-    for chunk, at in _chunks(text, taken):
-        lower = chunk.lower()
-        # long whole values first, longest first (接近开关 before its filler-looking 开)
-        inner: list[tuple[int, int]] = []
-        for value in sorted((v for v in values if len(v) >= 4 and v in lower), key=len, reverse=True):
-            start = lower.find(value)
-            span = (start, start + len(value))
-            if _free(span, inner):
-                inner.append(span)
-                groups.append(
-                    [Mention(chunk[span[0] : span[1]], (at + span[0], at + span[1]), c, r) for c, r in values[value]]
-                )
-        for rest, offset in _chunks(chunk, inner):
-            for piece in lexicon.FILLER_RE.split(rest):
-                piece = piece.strip()
-                if not piece or piece == "1" or piece in lexicon.IGNORED:
-                    continue  # 一笔, 一张: "one" of a measure word
-                _piece(piece, at + offset + rest.find(piece), values, groups, unknown)
-    return groups, unknown
-
-
-def _piece(
-    piece: str, at: int, values: dict[str, list[tuple[str, Seen]]], groups: list[list[Mention]], unknown: list[str]
-) -> None:
-    """One leftover word: a record or value (exact, part of one, nearly), or values inside it
-    (苏州恒达 → 苏州 + 恒达), or unknown."""
-    found = _resolve(piece, at, values)
-    if found is not None:
-        groups.append(found)
-        return
-    lower = piece.lower()
-    inside = sorted((v for v in values if len(v) >= 2 and v in lower), key=len, reverse=True)
-    if not inside:
-        unknown.append(piece)
-        return
-    start = lower.find(inside[0])
-    groups.append([Mention(inside[0], (at + start, at + start + len(inside[0])), c, r) for c, r in values[inside[0]]])
-    for rest, offset in ((piece[:start], 0), (piece[start + len(inside[0]) :], start + len(inside[0]))):
-        if len(rest.strip()) >= 2:
-            _piece(rest.strip(), at + offset, values, groups, unknown)
-
-
-def _distinct(group: list[Mention]) -> list[str]:
-    """The different records a mention may mean, by their name (or the value itself)."""
-    names = []
-    for m in group:
-        v = m.seen.values
-        names.append(v.get("name") or v.get(m.column) or m.text)
-    return list(dict.fromkeys(names))
 
 
 def _choose_form(
@@ -310,7 +85,7 @@ def _demote_fields(score: dict[str, float], named: dict[str, list[Term]], by_id:
 def read(question: str, catalog: Catalog, today: date, prefer: str | None = None) -> Outcome:
     """``prefer``: the user's answer to an earlier question (a form's name or a record's)."""
     text = _normal(question)
-    english = not _CJK.search(question)
+    english = not CJK.search(question)
     forms = catalog.forms
     if not forms:
         return Refusal(_no_forms(english))
@@ -318,10 +93,10 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     period = period_of(text, today)
     if period:
         taken.append(period.span)
-    comps = [c for c in comparisons(text) if _free(c.span, taken)]
+    comps = [c for c in comparisons(text) if free(c.span, taken)]
     taken += [c.span for c in comps]
     top = top_n(text)
-    if top and _free(top[1], taken):
+    if top and free(top[1], taken):
         taken.append(top[1])
     bill_no, bill_form = None, None
     if m := BILL.search(text):
@@ -330,12 +105,12 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         if bill_form is None:
             return Refusal(_unknown_words([bill_no], forms, english))
         taken.append(m.span())
-    terms = _terms(text, forms, taken)
+    terms = find_terms(text, forms, taken)
     taken += [t.span for t in terms]
-    mentions, unknown = _mentions(text, taken, catalog.rows)
-    mentions = _same_records(mentions)
+    mentions, unknown = find_mentions(text, taken, catalog.rows)
+    mentions = same_records(mentions)
     if prefer:
-        mentions = [_narrow(g, prefer) for g in mentions]
+        mentions = [narrow(g, prefer) for g in mentions]
     if unknown:
         return Refusal(_unknown_words(unknown, forms, english))
     chosen = _choose_form(terms, mentions, forms, bill_form)
@@ -355,26 +130,18 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     problem = _apply(reading, catalog, text, terms, mentions, comps, bill_no, english)
     if problem is not None:
         return problem
-    residual = _blank(text, [t.span for t in terms] + [m.span for g in mentions for m in g])
-    _shape(reading, text, residual, terms, top[0] if top else None)
+    residual = blank(text, [t.span for t in terms] + [m.span for g in mentions for m in g])
+    shape(reading, text, residual, terms, top[0] if top else None)
     if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
         return _which_amount(reading, forms, text, english)
     return reading
 
 
-def _blank(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with the words the metadata explained blanked (价税合计 is a field, not 合计)."""
-    chars = list(text)
-    for a, b in spans:
-        chars[a:b] = "□" * (b - a)
-    return "".join(chars)
-
-
 def _which_amount(reading: Reading, forms: list[FormMeta], text: str, english: bool) -> Outcome:
     """An amount asked of a form that holds none (金额最大的5个客户 on 客户档案): the forms that
     hold one for that grouping, as a question; none: say so."""
-    word = _group_word(text)
-    fits = [f.name for f in forms if _money(f) and (not word or _group_column(f, word))]
+    word = group_word(text)
+    fits = [f.name for f in forms if money_field(f) and (not word or group_column(f, word))]
     if not fits:
         if english:
             return Refusal(f"{reading.form.name} holds no amount, and none of your forms sums one that way.")
@@ -397,12 +164,6 @@ def _not_on_form(words: list[str], form: FormMeta, forms: list[FormMeta], englis
     if english:
         return f"{form.name} has no {shown}; I can't answer that offline. Ask about one of your forms: {form.name}, {', '.join(others)}."
     return f"{form.name}里没有{shown}，离线规划器无法这样回答。可以询问的表单：{form.name}、{'、'.join(others)}。"
-
-
-def _narrow(group: list[Mention], prefer: str) -> list[Mention]:
-    first = prefer.split()[0] if prefer.split() else prefer
-    kept = [m for m in group if first in m.seen.values.values()]
-    return kept or group
 
 
 def _filter_for(form: FormMeta, column: str, source: FormMeta | None) -> FilterMeta | None:
@@ -499,7 +260,7 @@ def _target(form: FormMeta, catalog: Catalog, m: Mention) -> tuple[str, str, str
         own = _filter_for(form, m.column, None)
         if own is not None:
             return own.name, own.column, row[m.column]
-        if not _names_record(m.column) and form.field(m.column) is not None:
+        if not names_record(m.column) and form.field(m.column) is not None:
             return "", m.column, row[m.column]  # 苏州 in 城市: a condition, not a record
         exact = next((f for f in form.filters if f.op == "eq" and f.type == "text" and f.column in row), None)
         if exact is not None:
@@ -516,40 +277,6 @@ def _target(form: FormMeta, catalog: Catalog, m: Mention) -> tuple[str, str, str
     return ("", same.column, row[m.column]) if same and same.column in form.columns else None
 
 
-def _names_record(column: str) -> bool:
-    """A column whose value names one record (a code, a name, a spec), not a trait of many."""
-    return column in KEY_COLUMNS or column.endswith(("_name", "_code"))
-
-
-def _identity(m: Mention) -> tuple[str, str]:
-    """The record a mention stands for, however it was named: its name (and spec)."""
-    v = m.seen.values
-    name = next((v[c] for c in ("name", "material_name", "customer_name", "supplier_name") if v.get(c)), "")
-    return (name or v.get("code") or v.get(m.column, m.text), v.get("spec", ""))
-
-
-def _same_records(groups: list[list[Mention]]) -> list[list[Mention]]:
-    """Mentions of records said twice (无锡锡东 + 精工; 深沟球轴承 + 6205-2RS) count once, as the
-    narrower: a group whose records include another group's is dropped."""
-    ids = [{_identity(m) for m in g} if all(_names_record(m.column) for m in g) else None for g in groups]
-    kept = []
-    for i, group in enumerate(groups):
-        mine = ids[i]
-        broader = mine is not None and any(
-            j != i and other is not None and other <= mine and (other != mine or j < i) for j, other in enumerate(ids)
-        )
-        if not broader:
-            kept.append(group)
-    return kept
-
-
-def _option(m: Mention) -> str:
-    """A candidate as the user picks it: code, name and spec where the row has them."""
-    v = m.seen.values
-    parts = [v[c] for c in ("code", "material_code", "name", "material_name", "spec") if v.get(c)]
-    return " ".join(dict.fromkeys(parts)) or v.get(m.column, m.text)
-
-
 def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], english: bool) -> Refusal | Ask | None:
     form = reading.form
     own = [m for m in group if m.seen.form_id == form.form_id and _target(form, catalog, m)]
@@ -557,7 +284,7 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
     records: dict[str, list[tuple[tuple[str, str, str], Mention]]] = {}
     for m in usable:
         if (t := _target(form, catalog, m)) is not None:
-            records.setdefault(_option(m) if _names_record(m.column) else t[2], []).append((t, m))
+            records.setdefault(option_of(m) if names_record(m.column) else t[2], []).append((t, m))
     what = group[0].text
     if not records:
         if english:
@@ -603,7 +330,7 @@ def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], englis
             for t in terms
             if t.kind == "label" and t.form_id == form.form_id and isinstance(t.target, FieldMeta) and t.target.numeric
         ]
-        money = _money(form)
+        money = money_field(form)
         column = named[0].column if named else (money.column if money else None)
     if column is None or column not in form.columns:
         what = c.phrase
@@ -613,15 +340,6 @@ def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], englis
     reading.where.append((column, c.op, c.value))
     shown = str(int(c.value)) if c.value.is_integer() else str(c.value)
     reading.said.append(f"{form.label_of(column)} {op_word} {shown}")
-    return None
-
-
-def _money(form: FormMeta) -> FieldMeta | None:
-    numeric = [f for f in form.fields if f.numeric]
-    for word in ("合计", "金额", "余额"):
-        hit = next((f for f in numeric if word in f.label and "不含税" not in f.label), None)
-        if hit:
-            return hit
     return None
 
 
@@ -651,96 +369,6 @@ def _apply_period(reading: Reading, english: bool) -> None:
             if english
             else f"（本表无日期，未按“{period.phrase}”筛选）"
         )
-
-
-def _group_word(text: str) -> str | None:
-    """The word a question groups or ranks by: 按客户汇总 → 客户; 金额最大的5个客户 → 个客户."""
-    if group := lexicon.GROUP.search(text):
-        return group.group("a") or group.group("b") or group.group("c") or group.group("d")
-    if top := top_n(text):
-        return text[top[1][1] - 2 : top[1][1] + 6]
-    return None
-
-
-def _shape(reading: Reading, text: str, residual: str, terms: list[Term], top: int | None) -> None:
-    form = reading.form
-    own_labels = [t for t in terms if t.form_id == form.form_id and t.kind == "label"]
-    numeric = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.numeric]
-    group_column = _group_column(form, _group_word(text))
-    if top:
-        reading.shape, reading.top = "top", top
-        reading.measure = numeric[0] if numeric else _money(form)
-        reading.group = group_column
-        return
-    if group_column:
-        reading.shape, reading.group = "group", group_column
-        reading.measure = numeric[0] if numeric else _money(form)
-        return
-    if lexicon.COUNT.search(residual):
-        reading.shape = "count"
-        return
-    if _which_is_extreme(reading, text, residual, numeric):
-        return
-    for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
-        if pattern.search(residual) and (numeric or lexicon.MONEY.search(text)):
-            reading.shape, reading.agg = "aggregate", agg
-            reading.measure = numeric[0] if numeric else _money(form)
-            return
-    asked = [
-        t.target
-        for t in own_labels
-        if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading)
-    ]
-    if asked and lexicon.ASKS_VALUE.search(residual) and reading.filters:
-        reading.shape, reading.asked = "field", list(dict.fromkeys(asked))
-        return
-    if numeric and lexicon.SUM.search(residual):
-        reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
-
-
-def _which_is_extreme(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> bool:
-    """哪个客户的信用额度最高 / 上个月收款最多的客户: the record (or the group) at the top, not the
-    largest value alone."""
-    smallest = lexicon.MIN.search(residual) is not None
-    if not (smallest or lexicon.MAX.search(residual)):
-        return False
-    which = lexicon.WHICH.search(text) or lexicon.BEST_OF.search(text)
-    if which is None:
-        return False
-    word = which.group("w") if "w" in which.groupdict() and which.group("w") else which.groupdict().get("e")
-    measure = numeric[0] if numeric else _money(reading.form)
-    if measure is None:
-        return False
-    column = _group_column(reading.form, word)
-    reading.shape, reading.top, reading.measure, reading.ascending = "top", 1, measure, smallest
-    reading.group = None if column in KEY_COLUMNS else column
-    return True
-
-
-def _filtered_columns(reading: Reading) -> set[str]:
-    names = set(reading.filters)
-    return {f.column for f in reading.form.filters if f.name in names}
-
-
-def _group_column(form: FormMeta, word: str | None) -> str | None:
-    """The column a group-by word names (客户 → customer_name, via the filter labelled 客户名称)."""
-    if not word:
-        return None
-    for f in form.filters:
-        if (
-            f.type in ("text", "select")
-            and f.op in ("eq", "like")
-            and any(c and c in word for c in _label_heads(f.label))
-        ):
-            return f.column
-    for fd in form.fields:
-        if fd.type in ("text", "select") and any(c and c in word for c in _label_heads(fd.label)):
-            return fd.column
-    return None
-
-
-def _label_heads(label: str) -> list[str]:
-    return [c for c in _cores(label) if len(c) >= 2]
 
 
 def _no_forms(english: bool) -> str:
