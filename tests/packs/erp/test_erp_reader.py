@@ -371,6 +371,7 @@ def test_the_answer_names_the_form_and_filters_in_chinese_and_english() -> None:
     ("question", "cat", "group", "ascending"),
     [
         ("哪个客户的信用额度最高", SALES, None, False),
+        ("我的客户里谁的信用额度最高", SALES, None, False),
         ("上个月收款最多的客户", FINANCE, "customer_name", False),
         ("哪个物料的销售单价最低", WAREHOUSE, None, True),
         ("最小的一笔收款金额", FINANCE, None, True),
