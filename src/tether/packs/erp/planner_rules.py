@@ -36,6 +36,13 @@ DISPLAY = {
 }
 
 
+# words that make a captured "customer" a condition or a question, not a name: the reader's
+_NOT_A_NAME = re.compile(
+    r"\d+\s*天|哪|什么|所有|全部|各|每个|^我|本月|这个月|上个?月|今年|最近|超期|逾期|超过|按|汇总|统计|一共|多少|总"
+)
+_EVERY_CUSTOMER = re.compile(r"(?:所有|全部|各|每个)?客户")
+
+
 def _clean(term: str) -> str:
     term = re.sub(r"[？?。！!，,\s]+", "", term)
     return _NOISE.sub("", term).strip()
@@ -88,14 +95,14 @@ def _stock(query: str) -> dict[str, Any] | None:
 
 
 def _receivables(query: str) -> dict[str, Any] | None:
-    if not re.search(r"应收|欠款|账龄|催收|超期|逾期", query) or re.search(r"应付|供应商|采购", query):
-        return None  # payables are another form: the reader takes them
+    if not re.search(r"超期|逾期|催收", query) or re.search(r"应付|供应商|采购", query):
+        return None  # all receivables (not only overdue) and payables are the reader's
     days = _OVER_DAYS.search(query)
     match = _AR_OF.search(query)
     customer = _clean(match.group(1)) if match else ""
     if customer and re.fullmatch(r"(?:列出|所有|全部|哪些)?(?:超期|逾期)?\d*天?(?:以上)?", customer):
         customer = ""
-    if customer and re.search(r"\d|超期|逾期|超过|天|哪些|按|汇总|统计|每个|各|一共|多少", customer):
+    if customer and _NOT_A_NAME.search(customer):
         return None  # "超期超过60天" is a condition, not a customer: the reader reads it
     min_days = int(days.group(1)) if days else 1
     filters: dict[str, Any] = {"min_overdue_days": min_days}
@@ -150,8 +157,8 @@ def _quotation(query: str) -> dict[str, Any] | None:
 
 def _orders(query: str) -> dict[str, Any] | None:
     match = _ORDERS_OF.search(query)
-    if not match or not _clean(match.group(1)):
-        return None
+    if not match or not _clean(match.group(1)) or _NOT_A_NAME.search(_clean(match.group(1))):
+        return None  # 我最近的…, 哪些客户最近的…: not a customer's name
     customer = _clean(match.group(1))
     return {
         "plan": _read("2002", {"customer_name": customer}, 10),
@@ -164,7 +171,11 @@ def _reconciliation(query: str) -> dict[str, Any] | None:
     if "对账" not in query:
         return None
     match = _RECON_OF.search(query)
-    customer = _clean(match.group(1)) if match else ""
+    customer = _MONTH_WORDS.sub("", _clean(match.group(1))) if match else ""
+    if _EVERY_CUSTOMER.fullmatch(customer):
+        customer = ""
+    if customer and _NOT_A_NAME.search(customer):
+        return None  # 哪些客户对账有差额: the reader's
     start, end, label = month_range(query)
     where_customer = f" AND customer_name LIKE {_sql_text('%' + customer + '%')}" if customer else ""
     period = f"bill_date >= {_sql_text(start.isoformat())} AND bill_date <= {_sql_text(end.isoformat())}"
