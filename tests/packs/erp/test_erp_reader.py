@@ -146,7 +146,9 @@ def test_two_forms_that_fit_equally_are_a_question() -> None:
     assert isinstance(again, Reading) and again.form.form_id == "2002"
 
 
-@pytest.mark.parametrize("question", ["今天天气怎么样", "帮我订一张去北京的机票", "哪些员工请假了"])
+@pytest.mark.parametrize(
+    "question", ["今天天气怎么样", "帮我订一张去北京的机票", "哪些员工请假了", "没有发货的销售订单", "不是苏州的客户"]
+)
 def test_words_it_cannot_place_are_named_not_guessed(question: str) -> None:
     outcome = read(question, ADMIN, TODAY)
     assert isinstance(outcome, Refusal) and "客户档案" in outcome.text
