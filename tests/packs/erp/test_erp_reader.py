@@ -147,7 +147,16 @@ def test_two_forms_that_fit_equally_are_a_question() -> None:
 
 
 @pytest.mark.parametrize(
-    "question", ["今天天气怎么样", "帮我订一张去北京的机票", "哪些员工请假了", "没有发货的销售订单", "不是苏州的客户"]
+    "question",
+    [
+        "今天天气怎么样",
+        "帮我订一张去北京的机票",
+        "哪些员工请假了",
+        "没有发货的销售订单",
+        "不是苏州的客户",
+        "11月以来的报价单",
+        "库存少的物料",
+    ],
 )
 def test_words_it_cannot_place_are_named_not_guessed(question: str) -> None:
     outcome = read(question, ADMIN, TODAY)
