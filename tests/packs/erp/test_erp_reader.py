@@ -463,3 +463,8 @@ def test_the_reader_learns_names_and_short_texts_never_notes_or_bill_numbers() -
     assert "customer_name" in quotation.vocabulary_columns()
     assert {"name", "code", "city", "contact"} <= set(customer.vocabulary_columns())
     assert not {"address", "notes"} & set(customer.vocabulary_columns())
+
+
+def test_a_field_of_a_named_record_is_read_on_the_records_own_form() -> None:
+    r = reading("6205-2RS的安全库存是多少", WAREHOUSE)  # not 安全库存预警, which lists only the low ones
+    assert (r.form.form_id, r.shape, r.filters) == ("1003", "field", {"spec": "6205-2RS"})

@@ -49,23 +49,28 @@ def _choose_form(
         if t.kind in ("name", "alias", "gapped"):
             named.setdefault(t.form_id, []).append(t)
         score[t.form_id] += weight
+    owners: set[str] = set()  # the forms whose own records the question names
     for group in mentions:  # a record named counts most for its own form (客户档案 for a customer)
         own = {m.seen.form_id for m in group if m.column in ("name", "code", "short_name", "spec")}
+        owners |= own
         for form_id in {m.seen.form_id for m in group}:
             score[form_id] += 2.0 if form_id in own else 1.0
     if bill_form:
         score[bill_form] = score.get(bill_form, 0.0) + NAME
-    _demote_fields(score, named, {f.form_id: f for f in forms})
+    _demote_fields(score, named, owners, {f.form_id: f for f in forms})
     best = max(score.values(), default=0.0)
     if best <= 0:
         return []
     return [f for f, s in score.items() if s >= best - 0.5 and s > 0]
 
 
-def _demote_fields(score: dict[str, float], named: dict[str, list[Term]], by_id: dict[str, FormMeta]) -> None:
+def _demote_fields(
+    score: dict[str, float], named: dict[str, list[Term]], owners: set[str], by_id: dict[str, FormMeta]
+) -> None:
     """A form named only as a field of another named form is that form's column (供应商 in 应付账款);
     when each names a field of the other, the one whose name is the other's field exactly yields
-    (安全库存 names 安全库存预警 and is 物料档案's field)."""
+    (安全库存 names 安全库存预警 and is 物料档案's field) — as it does to the form of a record the
+    question names (深沟球轴承的安全库存: 物料档案's field of that material)."""
 
     def labels(b: str) -> list[str]:
         return [x.label for x in by_id[b].fields] + [x.label for x in by_id[b].filters]
@@ -80,6 +85,8 @@ def _demote_fields(score: dict[str, float], named: dict[str, list[Term]], by_id:
         for b in named:
             if a != b and inside(a, b) and (not inside(b, a) or (exactly(a, b) and not exactly(b, a))):
                 score[a] -= NAME
+        if any(b != a and b not in named and exactly(a, b) for b in owners):
+            score[a] -= NAME
 
 
 def read(question: str, catalog: Catalog, today: date, prefer: str | None = None) -> Outcome:
@@ -127,6 +134,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if unused:
         return Refusal(_not_on_form(unused, form, forms, english))
     reading = Reading(form, "list", period=period, english=english)
+    reading.chosen = prefer is not None  # a candidate the user picked: filter by its code
     problem = _apply(reading, catalog, text, terms, mentions, comps, bill_no, english)
     if problem is not None:
         return problem
@@ -297,6 +305,10 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
     ways = next(iter(records.values()))  # one record, maybe by several filters: by its name first
     ways.sort(key=lambda w: (w[0][0] == "", w[1].column not in ("name", w[0][1])))
     name, column, value = ways[0][0]
+    row = ways[0][1].seen.values
+    code = next((f for f in form.filters if f.op == "eq" and f.type == "text" and row.get(f.column)), None)
+    if reading.chosen and code is not None and ways[0][1].seen.form_id == form.form_id:
+        name, column, value = code.name, code.column, row[code.column]  # the one the user picked
     flt = next((f for f in form.filters if f.name == name), None)
     if flt is None:
         reading.where.append((column, "=", value))

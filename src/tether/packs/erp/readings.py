@@ -25,6 +25,7 @@ class Reading:
     ascending: bool = False  # a top-N of the smallest
     period: Period | None = None
     english: bool = False
+    chosen: bool = False  # read again with the user's pick of candidates
 
     @property
     def needs_sql(self) -> bool:
