@@ -128,6 +128,8 @@ def _sales_summary(query: str) -> dict[str, Any] | None:
         return None
     if re.search(r"采购|供应商|按(?!客户)\w{1,4}汇总", query) or _OTHER_PERIOD.search(_MONTH_WORDS.sub("", query)):
         return None  # purchase orders, another grouping or another period: the reader reads it
+    if not _MONTH_WORDS.search(query):
+        return None  # no period asked: not this month by default, the reader sums them all
     start, end, label = month_range(query)
     sql = (
         "SELECT customer_name, COUNT(*) AS order_count, SUM(total_amount) AS total_amount "
