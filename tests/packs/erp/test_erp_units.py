@@ -59,7 +59,24 @@ def test_an_unrecognised_request_goes_to_the_metadata_reader_not_a_guess() -> No
 
 
 @pytest.mark.parametrize(
-    "query", ["哪些供应商的应付已经超期了？", "超期超过60天的应收有哪些？", "6205-2RS还有多少库存"]
+    "query",
+    [
+        "哪些供应商的应付已经超期了？",
+        "超期超过60天的应收有哪些？",
+        "6205-2RS还有多少库存",
+        "帮我查一下应收",  # not only the overdue ones: no filter the question did not contain
+        "应收账款一共多少",
+        "这个月应收逾期的客户有哪些",
+        "我最近的销售订单",
+        "哪些客户最近的订单金额超过1万",
+        "哪些客户本月对账有差额",
+        "最近30天的销售订单按客户汇总",
+        "上个月的采购订单按供应商汇总",
+        "销售订单按客户汇总",  # no period asked: no period applied
+        "成品仓有哪些库存",
+        "给我看看恒达最近的报价单",
+        "深沟球轴承的安全库存是多少",
+    ],
 )
 def test_the_pinned_rules_leave_what_they_misread_to_the_reader(query: str) -> None:
     assert extract(query, {})["erp"]["plan"][0]["tool"] == "read_question"
