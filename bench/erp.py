@@ -25,6 +25,10 @@ cost left), and the cached question with the model call a live turn makes to ask
    filtered select) vs the SQL as tether ran it (``guard``'s output: tenant predicate and LIMIT
    added) on a plain connection to the ERP database (``sqlite3``; with ``--erp-db postgres``, a
    psycopg connection in autocommit: one round trip). Target: ≤ 0.5 ms p50 over the bare SQL.
+4. a planner decision: the offline planner's metadata reader (``read_question``: form, filters,
+   entity resolution, from the user's catalog of granted forms and seen values, warm) through
+   the pipeline, and the reader alone (``reader.read``), next to the ERP call its plan makes
+   (the bare ``POST`` of that read). Target: the pipeline's p50 ≤ 20 ms.
 3. a cached question — ``query_data(question)`` without SQL: cache read, guard, execute — vs the
    uncached path the cache saves: the model writes the SQL (``tether.models.openai_compat``
    against the local Chat Completions server of tests/models/chat_server.py, streaming a
@@ -62,6 +66,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +97,11 @@ from tether.packs.erp.identity import ErpIdentityProvider  # noqa: E402
 from tether.packs.erp.pack import SKILLS, open_erp  # noqa: E402
 from tether.packs.erp.planner_rules import extract  # noqa: E402
 from tether.packs.erp.prompt import RULES, domain_map  # noqa: E402
+from tether.packs.erp.reader import read as read_question  # noqa: E402
+from tether.packs.erp.readings import Reading  # noqa: E402
 from tether.packs.erp.settings import ErpPackSettings  # noqa: E402
 from tether.packs.erp.tools import Erp, build_tools  # noqa: E402
+from tether.packs.erp.understanding import CatalogCache, build_read_question  # noqa: E402
 from tether.settings import create_settings  # noqa: E402
 from tether.store import SqlStore  # noqa: E402
 from tether.store.audit import SqlAuditLog  # noqa: E402
@@ -109,12 +117,19 @@ READS = (  # (user, form, filters, page_size), shaped like the offline planner's
     ("wh01", "4001", {"warehouse_name": "成品"}, 20),
     ("fin01", "5001", {"min_overdue_days": 1}, 100),
 )
-ALLOWED = frozenset({"find_forms", "kg_search", "read_form_data", "lookup_record", "query_data"})
+ALLOWED = frozenset({"find_forms", "kg_search", "read_form_data", "lookup_record", "query_data", "read_question"})
+DECISIONS = (  # (user, question): the reader's form choice, records, values, dates and comparisons
+    ("wh01", "6205-2RS还有多少库存"),
+    ("fin01", "哪些供应商的应付已经超期了？"),
+    ("fin01", "超期超过60天的应收有哪些？"),
+)
+DECISION_TARGET_MS = 20.0
 ARG_PIECE = 4  # characters per streamed tool-argument delta (about one token)
 READ_PATH = "pipeline: admit + validate, form gate, whitelist, `ErpClient` POST, fit rows + labels, frame, audit row"
 QUERY_PATH = (
     "pipeline: admit + validate, policy from grants, guard, read-only executor (worker thread), cache write, audit row"
 )
+DECISION_PATH = "pipeline: admit + validate, `read_question` (catalog kept per user: reader + plan), audit row"
 CACHED_PATH = "`query_data(question)`, no SQL: cache read (+ hit count), guard, execute, audit row"
 UNCACHED_PATH = (
     "model call writing the SQL (`openai_compat` ↔ local server, streamed, no delay) + `query_data` with it "
@@ -264,7 +279,8 @@ async def tether_side(workdir: Path, root_url: str, erp_url: str) -> AsyncIterat
     sessions = SqlStore(tether_db)
     await sessions.open()
     audit = SqlAuditLog(tether_db, sessions)
-    pipeline = ToolPipeline(ToolRegistry(build_tools(erp)), default_timeout_s=settings.tool_timeout_s, audit=audit)
+    tools = [*build_tools(erp), build_read_question(erp)]
+    pipeline = ToolPipeline(ToolRegistry(tools), default_timeout_s=settings.tool_timeout_s, audit=audit)
     try:
         yield Tether(erp, pipeline, ErpIdentityProvider(erp.client, cache_s=pack_settings.me_cache_s))
     finally:
@@ -327,6 +343,60 @@ async def bench_reads(t: Tether, root_url: str, n: int, warmup: int) -> list[Mea
             await interleaved([(m, reader(side)) for side, m in sides], bare, n, warmup, check)
             out += [m for _, m in sides]
     return out
+
+
+async def bench_decisions(t: Tether, root_url: str, n: int, warmup: int) -> list[Measure]:
+    """The planner's decision (``read_question``) next to the ERP read it decides on."""
+    out = []
+    async with httpx.AsyncClient(base_url=f"{root_url}/erp", timeout=15) as bare_http:
+        for user, question in DECISIONS:
+            plan = await t.tool(user, "read_question", {"question": question})  # warms the catalog
+            step = plan["plan"][0]
+            if step["tool"] != "read_form_data":
+                raise SystemExit(f"the reader did not choose a form read for {question!r}: {plan}")
+            args = step["args"]
+            body = {"sFormId": args["form_id"], "pageNum": 1, "pageSize": args["page_size"], **args["filters"]}
+            headers = {"Authorization": t.token(user)}
+            catalog = await build_read_question_catalog(t, user)
+
+            async def bare(
+                body: dict[str, Any] = body, headers: dict[str, str] = headers, step: dict[str, Any] = step
+            ) -> Any:
+                r = await bare_http.post("/getBusinessDataByFormcustomId", json=body, headers=headers)
+                r.raise_for_status()
+                return step
+
+            async def alone(question: str = question, catalog: Any = catalog, step: dict[str, Any] = step) -> Any:
+                reading = read_question(question, catalog, date.today())
+                if not isinstance(reading, Reading):
+                    raise SystemExit(f"the reader did not read {question!r}: {reading}")
+                return step
+
+            def decider(user: str = user, question: str = question) -> Timed:
+                async def decide() -> Any:
+                    return (await t.tool(user, "read_question", {"question": question}))["plan"][0]
+
+                return decide
+
+            def check(got: Any, want: Any, question: str = question) -> None:
+                if got != want:
+                    raise SystemExit(f"the reader changed its mind about {question!r}: {got} vs {want}")
+
+            name = f"planner decision: {question} ({user})"
+            mine = Measure(name, DECISION_PATH, "the ERP read it chose: httpx POST, same body and token", None)
+            reader_only = Measure(
+                "(info) the reader alone, same question", "`reader.read` on the warm catalog", "as above", None
+            )
+            await interleaved([(mine, decider()), (reader_only, alone)], bare, n, warmup, check)
+            out += [mine, reader_only]
+    return out
+
+
+async def build_read_question_catalog(t: Tether, user: str) -> Any:
+    """The catalog ``read_question`` keeps for ``user`` (the tool's own cache, read the same way)."""
+    identity = t.identities[user]
+    ctx = ToolContext(identity.owner, "ses-bench", "turn-bench", "call", {}, identity.grants, identity.credential)
+    return await CatalogCache(t.erp).catalog(ctx)
 
 
 def summary_sql() -> str:
@@ -652,6 +722,7 @@ async def measure_all(
             measures = await bench_reads(t, root_url, n, warmup)
             measures += await bench_queries(t, erp_url, n, warmup)
             measures += await bench_cache(t, n, warmup)
+            measures += await bench_decisions(t, root_url, n, warmup)
             info["parts"] = await parts(t, max(30, n // 3))
             if args.profile:
                 info["profile"] = await profile_paths(t, n)
@@ -710,6 +781,10 @@ def main() -> None:
     print()
     for r in info["rows"]:
         print(f"- {r['measure']}: tether = {r['tether_path']}; baseline = {r['baseline_path']}.")
+    decisions = [r for r in info["rows"] if r["measure"].startswith("planner decision")]
+    for r in decisions:
+        verdict = "pass" if r["tether_p50_ms"] <= DECISION_TARGET_MS else "MISS"
+        print(f"- {r['measure']}: p50 {r['tether_p50_ms']:.2f} ms, target ≤ {DECISION_TARGET_MS:g} ms: {verdict}")
     print(f"\nWhere tether's time goes ({info['parts'][0]['calls']} instrumented calls per path):\n")
     print(parts_table(info["parts"]))
     print(f"\ntotal bench time {time.perf_counter() - t0:.1f} s")

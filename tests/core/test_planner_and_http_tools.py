@@ -61,6 +61,42 @@ def test_planner_walks_the_plan_and_answers_from_the_template() -> None:
     assert done.content == "got 42 for apple" and done.meta["model"] == "planner"
 
 
+CHOOSER = Skill(
+    name="chooser",
+    description="d",
+    allowed_tools=("choose", "read"),
+    body="",
+    plan=({"steps": "${extract.steps}"},),
+    answer="${extract.answer|render}",
+)
+
+
+def choosing(query: str, ctx: dict[str, Any]) -> dict[str, Any]:
+    """An extractor whose plan is a tool that chooses the rest (as the ERP pack's reader does)."""
+    plan = [{"tool": "choose", "args": {"q": "${query}"}}, {"steps": "${steps.0.plan}"}]
+    return {"steps": plan, "answer": "${steps.0.answer|render}"}
+
+
+def test_steps_a_tool_chose_are_spliced_in_once_its_result_is_there() -> None:
+    planner = PlannerModel([choosing])
+
+    def turn(messages: list[dict[str, Any]]) -> Any:
+        return asyncio.run(planner.chat(ModelRequest(messages, [], [CHOOSER], {})))
+
+    user = {"role": "user", "content": "how many?"}
+    call = {"role": "assistant", "tool_calls": [{"id": "c"}]}
+    first = turn([user])
+    assert first.tool_calls[0].name == "choose" and json.loads(first.tool_calls[0].arguments) == {"q": "how many?"}
+    chosen = {"plan": [{"tool": "read", "args": {"n": "${prev.limit}"}}], "answer": "${prev.total} rows"}
+    chose = tool_msg({"tool": "choose", "kind": "value", "data": {**chosen, "limit": 5}})
+    second = turn([user, call, chose])
+    assert second.tool_calls[0].name == "read" and json.loads(second.tool_calls[0].arguments) == {"n": 5}
+    done = turn([user, call, chose, call, tool_msg({"tool": "read", "kind": "value", "data": {"total": 7}})])
+    assert done.content == "7 rows"
+    nothing = turn([user, call, tool_msg({"tool": "choose", "kind": "value", "data": {"plan": [], "answer": "no"}})])
+    assert nothing.content == "no" and not nothing.tool_calls
+
+
 def test_a_result_asking_to_call_again_repeats_the_step_then_the_plan_moves_on() -> None:
     user = {"role": "user", "content": "look up apple"}
     call = {"role": "assistant", "tool_calls": [{"id": "c"}]}

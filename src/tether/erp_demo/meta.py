@@ -97,7 +97,7 @@ def metadata_rows() -> dict[sa.Table, list[dict[str, Any]]]:
 
 
 def _filter_json(f: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": f.name, "label": f.label, "type": f.type}
+    out: dict[str, Any] = {"name": f.name, "label": f.label, "type": f.type, "column": f.column, "op": f.op}
     if f.options:
         out["options"] = [{"value": v, "label": lb} for v, lb in f.options]
     return out

@@ -179,19 +179,36 @@ def _call_again(result: dict[str, Any]) -> dict[str, Any] | None:
 
 def _expand(plan: list[dict[str, Any]], scope: dict[str, Any]) -> list[dict[str, Any]]:
     """A plan entry ``{steps: "${extract.x}"}`` stands for the steps an extractor chose for this
-    request (their arguments are rendered when each step runs, so they may use earlier results)."""
+    request (their arguments are rendered when each step runs, so they may use earlier results).
+    Spliced steps may splice again (``{steps: "${steps.0.plan}"}``: the steps an earlier tool
+    chose); a splice whose result is not there yet ends the plan for now."""
     out: list[dict[str, Any]] = []
-    spliced: set[str] = set()
-    for entry in plan:
-        if "steps" in entry and "tool" not in entry:
-            if str(entry["steps"]) in spliced:  # several skills sharing one extractor's choice: once
-                continue
-            spliced.add(str(entry["steps"]))
-            chosen = render(entry["steps"], scope)
-            out += [s for s in chosen or [] if isinstance(s, dict) and isinstance(s.get("tool"), str)]
-        else:
-            out.append(entry)
+    _splice(plan, scope, set(), out)
     return out
+
+
+def _splice(plan: list[dict[str, Any]], scope: dict[str, Any], spliced: set[str], out: list[dict[str, Any]]) -> bool:
+    """Appends ``plan``'s steps to ``out``; False when a splice waits for a step not run yet."""
+    for entry in plan:
+        if "steps" not in entry or "tool" in entry:
+            out.append(entry)
+            continue
+        if str(entry["steps"]) in spliced:  # several skills sharing one extractor's choice: once
+            continue
+        if _waits_for_result(str(entry["steps"]), scope):
+            return False
+        spliced.add(str(entry["steps"]))
+        chosen = render(entry["steps"], scope)
+        inner = [s for s in chosen or [] if isinstance(s, dict) and (isinstance(s.get("tool"), str) or "steps" in s)]
+        if not _splice(inner, scope, spliced, out):
+            return False
+    return True
+
+
+def _waits_for_result(template: str, scope: dict[str, Any]) -> bool:
+    """``${steps.N…}`` of a step not run yet."""
+    match = re.fullmatch(r"\$\{steps\.(\d+)[.|].*\}", template.strip())
+    return match is not None and int(match.group(1)) >= len(scope.get("steps") or [])
 
 
 class PlannerModel:

@@ -14,7 +14,7 @@ from tether.errors import ToolError
 from tether.packs.erp import authz
 from tether.packs.erp.catalog import FormEntry, search
 from tether.packs.erp.identity import ErpIdentityProvider, brand_of, tenant_of
-from tether.packs.erp.planner_rules import HELP, extract
+from tether.packs.erp.planner_rules import extract
 from tether.packs.erp.tools import whitelist
 
 CASES = [
@@ -52,9 +52,34 @@ def test_a_quote_in_a_customer_name_cannot_break_out_of_the_sql_literal() -> Non
     assert "'%x''OR1=1--%'" in sql  # the quote is doubled; spaces are dropped from names
 
 
-def test_an_unrecognised_request_gets_help_not_a_guess() -> None:
+def test_an_unrecognised_request_goes_to_the_metadata_reader_not_a_guess() -> None:
     erp = extract("今天天气怎么样", {})["erp"]
-    assert erp["plan"] == [] and erp["answer"] == HELP
+    assert erp["plan"][0] == {"tool": "read_question", "args": {"question": "${query}"}}
+    assert all(step.get("tool") != "read_form_data" for step in erp["plan"])
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "哪些供应商的应付已经超期了？",
+        "超期超过60天的应收有哪些？",
+        "6205-2RS还有多少库存",
+        "帮我查一下应收",  # not only the overdue ones: no filter the question did not contain
+        "应收账款一共多少",
+        "这个月应收逾期的客户有哪些",
+        "我最近的销售订单",
+        "哪些客户最近的订单金额超过1万",
+        "哪些客户本月对账有差额",
+        "最近30天的销售订单按客户汇总",
+        "上个月的采购订单按供应商汇总",
+        "销售订单按客户汇总",  # no period asked: no period applied
+        "成品仓有哪些库存",
+        "给我看看恒达最近的报价单",
+        "深沟球轴承的安全库存是多少",
+    ],
+)
+def test_the_pinned_rules_leave_what_they_misread_to_the_reader(query: str) -> None:
+    assert extract(query, {})["erp"]["plan"][0]["tool"] == "read_question"
 
 
 FORMS = [

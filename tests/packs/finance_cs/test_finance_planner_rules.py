@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from tether.core.skills import SkillRegistry, load_skills, select_by_rules
 from tether.models.planner import PlannerQuestion
+from tether.packs.finance_cs.pack import SKILLS
 from tether.packs.finance_cs.planner_rules import date_range, extract
 
 NOW = datetime(2026, 3, 15, 12, 0, 0)
@@ -271,3 +273,37 @@ def test_a_follow_up_keeps_the_customer_and_a_look_up_has_no_default_period() ->
     assert values["period_defaulted"] and values["start_time"]  # an analysis still gets its 30 days
     named = ex("查询客户C100023上周的会话")
     assert (named["lookup_start_time"], named["lookup_end_time"]) == ("2026-03-02 00:00:00", "2026-03-08 23:59:59")
+
+
+# ---- everyday look-ups reach the session query, whatever the phrasing ---------------------------------
+
+
+LOOKUPS = [
+    ("看一下客户C100005的会话", {"customer_id": "C100005"}),
+    ("客户c100005最近的会话", {"customer_id": "C100005", "lookup_start_time": None}),
+    ("C100005这个客户聊了什么", {"customer_id": "C100005"}),
+    ("最近7天外汇业务的客服会话有多少条", {"business_line": "forex", "lookup_start_time": "2026-03-08 12:00:00"}),
+    ("手机银行渠道上周有多少条信用卡的会话", {"business_line": "credit-card", "channel": "app"}),
+    ("微信上关于手续费的会话有哪些", {"channel": "wechat", "keywords": ["手续费"]}),
+    ("How many credit card sessions this month?", {"business_line": "credit-card"}),
+    ("show me forex conversations from last week", {"business_line": "forex"}),
+    ("抽样20条贵金属的会话", {"business_line": "precious-metal"}),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), LOOKUPS)
+def test_look_ups_in_any_phrasing_reach_the_session_query_with_their_filters(
+    message: str, expected: dict[str, Any]
+) -> None:
+    skills, issues = load_skills([SKILLS])
+    assert not issues
+    chosen = select_by_rules(SkillRegistry(skills), message, "dev").skill_ids
+    assert chosen == ["finance-session-query"], chosen
+    got = ex(message)
+    assert {k: got[k] for k in expected} == expected
+
+
+def test_an_analysis_is_not_also_a_look_up() -> None:
+    skills, _ = load_skills([SKILLS])
+    chosen = select_by_rules(SkillRegistry(skills), "分析最近30天贵金属规则调整相关的客服会话", "dev").skill_ids
+    assert chosen == ["finance-semantic-analysis"]

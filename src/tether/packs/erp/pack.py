@@ -39,6 +39,7 @@ from tether.packs.erp.routes import build_router
 from tether.packs.erp.settings import ErpPackSettings
 from tether.packs.erp.state import QueryState
 from tether.packs.erp.tools import Erp, build_tools
+from tether.packs.erp.understanding import build_read_question
 
 log = logging.getLogger("tether.erp")
 SKILLS = Path(__file__).parent / "skills"
@@ -85,7 +86,7 @@ def pack(env: PackEnv) -> Pack:
 
     return Pack(
         name="erp",
-        tools=[*build_tools(erp), build_collect_form(erp), build_propose_write(erp)],
+        tools=[*build_tools(erp), build_read_question(erp), build_collect_form(erp), build_propose_write(erp)],
         skill_dirs=[SKILLS],
         extractors=[extract],
         startup=startup,

@@ -4,8 +4,10 @@ and the answer template (``extract.erp.plan`` / ``extract.erp.answer``, spliced 
 skills' ``steps`` entries).
 
 Entity resolution is exact for codes and bill numbers and fuzzy (the ERP's substring filters)
-for names; every match is shown, so an ambiguous name shows its candidates. A request it does not
-recognise gets an answer listing what it can do — never a guess.
+for names; every match is shown, so an ambiguous name shows its candidates. A request no pinned
+rule takes, or one a pinned rule would misread (应付 is not 应收; "超期超过60天" is not a customer),
+goes to the metadata reader (``read_question``, ``reader.py``), which answers it from the ERP's own
+metadata or says what it did not understand — never a guess.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ DISPLAY = {
     "orders": "bill_no,bill_date,customer_name,status,total_amount,delivery_date,salesman_name",
     "quotation_lines": "line_no,material_code,material_name,spec,qty,unit_price,amount",
 }
-HELP = (
-    "我是离线规则规划器（无大模型）。我能回答这样的问题：查一下<物料名或编码>的库存 · 哪些物料低于安全库存？ · "
-    "<客户名>的应收账款有多少超期了？ · 列出超期90天以上的应收 · 本月销售订单按客户汇总 · "
-    "报价单<单号>的明细 · <客户名>最近的销售订单 · <客户名>本月对账"
+
+
+# words that make a captured "customer" a condition or a question, not a name: the reader's
+_NOT_A_NAME = re.compile(
+    r"\d+\s*天|哪|什么|所有|全部|各|每个|^我|本月|这个月|上个?月|今年|最近|超期|逾期|超过|按|汇总|统计|一共|多少|总"
 )
+_EVERY_CUSTOMER = re.compile(r"(?:所有|全部|各|每个)?客户")
 
 
 def _clean(term: str) -> str:
@@ -65,18 +69,22 @@ def _read(form_id: str, filters: dict[str, Any], page_size: int = 20) -> list[di
 
 
 def _stock(query: str) -> dict[str, Any] | None:
-    if re.search(r"安全库存|低于.*库存|库存.*(?:不足|预警)|缺货|需要补货", query):
+    if re.search(r"低于.*库存|库存.*(?:不足|预警)|缺货|补货", query):
         return {
             "plan": _read("4002", {}, 50),
             "answer": "以下物料的现存量低于安全库存（共 ${prev.total} 种），建议尽快补货：\n\n"
             f"${{prev|table:{DISPLAY['low_stock']}}}",
         }
+    if "安全库存" in query:
+        return None  # a material's safety stock is a field of the material: the reader's
     code = MATERIAL_CODE.search(query)
     match = _STOCK_OF.search(query)
     if code:
         filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
-    elif match and _clean(match.group(1)):
-        name = _clean(match.group(1))
+    elif (
+        match and _clean(match.group(1)) and not re.search(r"\d|哪些|什么|多少|仓|所有|全部|最", _clean(match.group(1)))
+    ):
+        name = _clean(match.group(1))  # a spec (6205-2RS) or a quantity is the reader's to resolve
         filters = {"material_name": name}
     else:
         return None
@@ -87,13 +95,15 @@ def _stock(query: str) -> dict[str, Any] | None:
 
 
 def _receivables(query: str) -> dict[str, Any] | None:
-    if not re.search(r"应收|欠款|账龄|催收|超期|逾期", query):
-        return None
+    if not re.search(r"超期|逾期|催收", query) or re.search(r"应付|供应商|采购", query):
+        return None  # all receivables (not only overdue) and payables are the reader's
     days = _OVER_DAYS.search(query)
     match = _AR_OF.search(query)
     customer = _clean(match.group(1)) if match else ""
     if customer and re.fullmatch(r"(?:列出|所有|全部|哪些)?(?:超期|逾期)?\d*天?(?:以上)?", customer):
         customer = ""
+    if customer and _NOT_A_NAME.search(customer):
+        return None  # "超期超过60天" is a condition, not a customer: the reader reads it
     min_days = int(days.group(1)) if days else 1
     filters: dict[str, Any] = {"min_overdue_days": min_days}
     if customer:
@@ -108,9 +118,18 @@ def _receivables(query: str) -> dict[str, Any] | None:
     }
 
 
+# the only periods month_range knows; any other date phrase is the reader's
+_MONTH_WORDS = re.compile(r"本月|这个月|上月|上个月|今年|本年")
+_OTHER_PERIOD = re.compile(r"最近|近\d|过去|本周|上周|去年|季度|Q[1-4]|\d+月|\d{4}|今天|昨天", re.I)
+
+
 def _sales_summary(query: str) -> dict[str, Any] | None:
-    if not (re.search(r"销售订单|销售额|订单", query) and re.search(r"汇总|按客户|统计|合计", query)):
+    if not (re.search(r"销售订单|销售额|订单", query) and re.search(r"汇总|按客户", query)):
         return None
+    if re.search(r"采购|供应商|按(?!客户)\w{1,4}汇总", query) or _OTHER_PERIOD.search(_MONTH_WORDS.sub("", query)):
+        return None  # purchase orders, another grouping or another period: the reader reads it
+    if not _MONTH_WORDS.search(query):
+        return None  # no period asked: not this month by default, the reader sums them all
     start, end, label = month_range(query)
     sql = (
         "SELECT customer_name, COUNT(*) AS order_count, SUM(total_amount) AS total_amount "
@@ -140,8 +159,8 @@ def _quotation(query: str) -> dict[str, Any] | None:
 
 def _orders(query: str) -> dict[str, Any] | None:
     match = _ORDERS_OF.search(query)
-    if not match or not _clean(match.group(1)):
-        return None
+    if not match or not _clean(match.group(1)) or _NOT_A_NAME.search(_clean(match.group(1))):
+        return None  # 我最近的…, 哪些客户最近的…: not a customer's name
     customer = _clean(match.group(1))
     return {
         "plan": _read("2002", {"customer_name": customer}, 10),
@@ -154,7 +173,11 @@ def _reconciliation(query: str) -> dict[str, Any] | None:
     if "对账" not in query:
         return None
     match = _RECON_OF.search(query)
-    customer = _clean(match.group(1)) if match else ""
+    customer = _MONTH_WORDS.sub("", _clean(match.group(1))) if match else ""
+    if _EVERY_CUSTOMER.fullmatch(customer):
+        customer = ""
+    if customer and _NOT_A_NAME.search(customer):
+        return None  # 哪些客户对账有差额: the reader's
     start, end, label = month_range(query)
     where_customer = f" AND customer_name LIKE {_sql_text('%' + customer + '%')}" if customer else ""
     period = f"bill_date >= {_sql_text(start.isoformat())} AND bill_date <= {_sql_text(end.isoformat())}"
@@ -180,8 +203,8 @@ _NEW_QUOTE_FOR = re.compile(r"(?:新建|新开|开|做)(?:一张|一份)?报价�
 def _new_quotation(query: str) -> dict[str, Any] | None:
     """新建一张报价单给<客户> → the quotation form (customer prefilled) → a create proposal."""
     match = _NEW_QUOTE_FOR.search(query)
-    if not match:
-        return None
+    if not match or re.search(r"看|查|哪些|多少|几张|最近|列出", query):
+        return None  # "给我看看恒达最近的报价单" reads quotations: the reader's
     customer = _clean(re.split(r"[：:，,]", (match.group(1) or match.group(2) or ""))[0])
     if not customer:
         return None
@@ -284,9 +307,17 @@ RULES = (
 )
 
 
+# anything the pinned rules do not take goes to the metadata reader (``read_question``): its
+# result is the steps that answer the question, spliced in once it has run
+READER = {
+    "plan": [{"tool": "read_question", "args": {"question": "${query}"}}, {"steps": "${steps.0.plan}"}],
+    "answer": "${steps.0.answer|render}",
+}
+
+
 def extract(query: str, context: dict[str, Any]) -> dict[str, Any]:
     for rule in RULES:
         chosen = rule(query)
         if chosen is not None:
             return {"erp": chosen}
-    return {"erp": {"plan": [], "answer": HELP}}
+    return {"erp": READER}

@@ -1,0 +1,176 @@
+"""A reader's outcome as the offline planner's steps and answer template: ``read_form_data`` with
+the form's own filters where they say it all, ``query_data`` with SQL built from the form's view
+and field dictionary for sums, averages, extremes, group-by and top-N (guarded by the SQL sandbox
+like any other query), ``ask_user`` when the reader has a question. The answer says what was
+done — the form, the filters, the period — in the language asked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.packs.erp.metadata import FormMeta
+from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
+
+LIST_SIZE = 20
+TABLE_COLUMNS = 8
+AGG_SQL = {"sum": "SUM", "avg": "AVG", "max": "MAX", "min": "MIN"}
+AGG_ZH = {"sum": "合计", "avg": "平均", "max": "最大", "min": "最小"}
+AGG_EN = {"sum": "total", "avg": "average", "max": "largest", "min": "smallest"}
+SQL_OPS = {"eq": "=", "gte": ">=", "lte": "<=", "like": "LIKE"}
+
+
+def number_text(value: float) -> str:
+    """1000000, not 1e+06; 0.5 as 0.5."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def sql_text(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return number_text(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def display_columns(form: FormMeta) -> list[str]:
+    """What a table of the form shows: its fields, a reference by its name column."""
+    out: list[str] = []
+    for f in form.fields:
+        column = f.column
+        if f.type == "ref" or column.endswith("_id"):
+            stem = column[: -len("_id")] if column.endswith("_id") else column
+            named = next((c for c in (f"{stem}_name", "bill_no") if c in form.columns), None)
+            if named is None or (named == "bill_no" and stem not in ("invoice",)):
+                continue
+            column = named
+        if f.type == "textarea" or (form.columns and column not in form.columns):
+            continue
+        out.append(column)
+    return list(dict.fromkeys(out))[:TABLE_COLUMNS]
+
+
+def _where(reading: Reading) -> list[str]:
+    form = reading.form
+    out = []
+    for name, value in reading.filters.items():
+        flt = next(f for f in form.filters if f.name == name)
+        if flt.op == "like":
+            out.append(f"{flt.column} LIKE {sql_text('%' + str(value) + '%')}")
+        else:
+            out.append(f"{flt.column} {SQL_OPS.get(flt.op, '=')} {sql_text(value)}")
+    out += [f"{column} {op} {sql_text(value)}" for column, op, value in reading.where]
+    return out
+
+
+def build_sql(reading: Reading) -> str:
+    form = reading.form
+    where = _where(reading)
+    tail = f" WHERE {' AND '.join(where)}" if where else ""
+    measure = reading.measure.column if reading.measure else None
+    if reading.shape == "aggregate" and measure:
+        agg = AGG_SQL[reading.agg or "sum"]
+        return f"SELECT {agg}({measure}) AS {measure}, COUNT(*) AS record_count FROM {form.view}{tail}"
+    if reading.shape in ("group", "top") and reading.group:
+        total = f", SUM({measure}) AS {measure}" if measure else ""
+        order = measure or "record_count"
+        limit = reading.top or 50
+        way = "ASC" if reading.ascending else "DESC"
+        return (
+            f"SELECT {reading.group}, COUNT(*) AS record_count{total} FROM {form.view}{tail} "
+            f"GROUP BY {reading.group} ORDER BY {order} {way} LIMIT {limit}"
+        )
+    if reading.shape == "count":
+        return f"SELECT COUNT(*) AS record_count FROM {form.view}{tail}"
+    columns = display_columns(form)
+    if measure and measure not in columns:
+        columns.append(measure)
+    way = "ASC" if reading.ascending else "DESC"
+    order = f" ORDER BY {measure} {way}" if reading.shape == "top" and measure else ""
+    limit = reading.top or LIST_SIZE
+    return f"SELECT {', '.join(columns)} FROM {form.view}{tail}{order} LIMIT {limit}"
+
+
+def _lead(reading: Reading) -> str:
+    form = reading.form
+    if reading.english:
+        said = "; ".join(reading.said) or "no filter"
+        return f"From {form.name} ({form.form_id}), {said}"
+    said = "，".join(reading.said) or "全部"
+    return f"按 {form.name}（{form.form_id}），{said}"
+
+
+def _label(reading: Reading, column: str | None) -> str:
+    return reading.form.label_of(column) if column else ""
+
+
+def plan_of(outcome: Outcome, question: str) -> dict[str, Any]:
+    """``{plan, answer}``: the steps for the planner to run and the answer template."""
+    if isinstance(outcome, Refusal):
+        return {"plan": [], "answer": outcome.text}
+    if isinstance(outcome, Ask):
+        return {
+            "plan": [
+                {
+                    "tool": "ask_user",
+                    "args": {"question": outcome.question, "options": outcome.options, "allow_free_text": False},
+                },
+                {"tool": "read_question", "args": {"question": question, "choice": "${prev.answer}"}},
+                {"steps": "${steps.2.plan}"},
+            ],
+            "answer": "${steps.2.answer|render}",
+        }
+    return _reading_plan(outcome, question)
+
+
+def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
+    form, lead, en = reading.form, _lead(reading), reading.english
+    if reading.needs_sql:
+        sql = build_sql(reading)
+        step = {"tool": "query_data", "args": {"question": question, "sql": sql}}
+        measure = reading.measure.column if reading.measure else None
+        if reading.shape == "aggregate" and measure:
+            agg, label = reading.agg or "sum", _label(reading, measure)
+            what = f"{AGG_EN[agg]} {label}"
+            zh = (
+                label if agg == "sum" and label.endswith("合计") else f"{label}{AGG_ZH[agg]}"
+            )  # 含税合计, not 含税合计合计
+            text = (
+                f"{lead}: {what} = ${{prev|sum:{measure}}} (over ${{prev.rows.0.1}} records)."
+                if en
+                else f"{lead}：{zh} ${{prev|sum:{measure}}}（共 ${{prev.rows.0.1}} 条记录）。"
+            )
+            return {"plan": [step], "answer": text}
+        if reading.shape == "count":
+            text = f"{lead}: ${{prev.rows.0.0}} records." if en else f"{lead}：共 ${{prev.rows.0.0}} 条。"
+            return {"plan": [step], "answer": text}
+        if reading.group:
+            columns = ",".join(c for c in (reading.group, "record_count", measure) if c)
+            head = f"by {_label(reading, reading.group)}" if en else f"按{_label(reading, reading.group)}汇总"
+            top = f" top {reading.top}" if en and reading.top else (f"前 {reading.top} 名" if reading.top else "")
+            text = (
+                f"{lead}, {head}{top}:\n\n${{prev|table:{columns}}}"
+                if en
+                else f"{lead}，{head}{top}：\n\n${{prev|table:{columns}}}"
+            )
+            return {"plan": [step], "answer": text}
+        text = f"{lead}:\n\n${{prev|table}}" if en else f"{lead}：\n\n${{prev|table}}"
+        return {"plan": [step], "answer": text}
+    size = 1 if reading.shape == "count" else LIST_SIZE
+    step = {
+        "tool": "read_form_data",
+        "args": {"form_id": form.form_id, "filters": reading.filters, "page": 1, "page_size": size},
+    }
+    if reading.shape == "count":
+        text = f"{lead}: ${{prev.total}} records." if en else f"{lead}：共 ${{prev.total}} 条。"
+        return {"plan": [step], "answer": text}
+    if reading.shape == "field":
+        key = next((f.column for f in form.filters if f.name in reading.filters and f.type == "text"), None)
+        columns = ",".join(dict.fromkeys(c for c in (key, *(f.column for f in reading.asked)) if c))
+        text = f"{lead}:\n\n${{prev|table:{columns}}}" if en else f"{lead}：\n\n${{prev|table:{columns}}}"
+        return {"plan": [step], "answer": text}
+    columns = ",".join(display_columns(form))
+    shown = f" (first {LIST_SIZE} shown)" if en else f"（至多显示 {LIST_SIZE} 条）"
+    text = (
+        f"{lead}: ${{prev.total}} records{shown}.\n\n${{prev|table:{columns}}}"
+        if en
+        else f"{lead}：共 ${{prev.total}} 条{shown}。\n\n${{prev|table:{columns}}}"
+    )
+    return {"plan": [step], "answer": text}

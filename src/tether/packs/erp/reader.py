@@ -1,0 +1,404 @@
+"""The offline reader: a clerk's read question, understood from the ERP's own metadata — which of
+the caller's granted forms, which shape (list, count, one field, sum/avg/max/min, group-by,
+top-N), which filters (option labels and their synonyms, records named exactly or nearly, values
+seen in the data, dates, comparisons with units). No per-form code: every form, label, option and
+record comes from the ``Catalog``.
+
+It never guesses: two forms that fit equally, or a name that fits several records, become a
+question; a word it cannot place becomes "I did not understand …"; a form the caller lacks is
+never chosen. The result is a ``Reading`` (what to fetch), an ``Ask`` or a ``Refusal``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from tether.packs.erp import lexicon
+from tether.packs.erp.mentions import Mention, find_mentions, names_record, narrow, option_of, same_records
+from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
+from tether.packs.erp.phrases import Comparison, arabic, comparisons, period_of, top_n
+from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
+from tether.packs.erp.shapes import group_column, group_word, money_field, shape
+from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, find_terms, free
+
+_PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
+BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
+MAX_CANDIDATES = 8
+
+
+def _normal(question: str) -> str:
+    text = question.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    return arabic(_PUNCT.sub(" ", text))
+
+
+def _choose_form(
+    terms: list[Term], mentions: list[list[Mention]], forms: list[FormMeta], bill_form: str | None
+) -> list[str]:
+    """The best-fitting forms (several when they fit equally)."""
+    score: dict[str, float] = {f.form_id: 0.0 for f in forms}
+    named: dict[str, list[Term]] = {}
+    counted: set[tuple[str, tuple[int, int]]] = set()
+    for t in terms:
+        if (t.form_id, t.span) in counted:  # one word counts once per form (物料 of 物料编码 and 物料名称)
+            continue
+        counted.add((t.form_id, t.span))
+        weight = {"name": NAME, "alias": ALIAS, "gapped": GAPPED / 2}.get(t.kind, LABEL)
+        if t.kind in ("name", "alias"):
+            weight += 0.5 * len(t.text)  # 安全库存 says more than 物料
+        if t.kind in ("name", "alias", "gapped"):
+            named.setdefault(t.form_id, []).append(t)
+        score[t.form_id] += weight
+    owners: set[str] = set()  # the forms whose own records the question names
+    for group in mentions:  # a record named counts most for its own form (客户档案 for a customer)
+        own = {m.seen.form_id for m in group if m.column in ("name", "code", "short_name", "spec")}
+        owners |= own
+        for form_id in {m.seen.form_id for m in group}:
+            score[form_id] += 2.0 if form_id in own else 1.0
+    if bill_form:
+        score[bill_form] = score.get(bill_form, 0.0) + NAME
+    _demote_fields(score, named, owners, {f.form_id: f for f in forms})
+    best = max(score.values(), default=0.0)
+    if best <= 0:
+        return []
+    return [f for f, s in score.items() if s >= best - 0.5 and s > 0]
+
+
+def _demote_fields(
+    score: dict[str, float], named: dict[str, list[Term]], owners: set[str], by_id: dict[str, FormMeta]
+) -> None:
+    """A form named only as a field of another named form is that form's column (供应商 in 应付账款);
+    when each names a field of the other, the one whose name is the other's field exactly yields
+    (安全库存 names 安全库存预警 and is 物料档案's field) — as it does to the form of a record the
+    question names (深沟球轴承的安全库存: 物料档案's field of that material)."""
+
+    def labels(b: str) -> list[str]:
+        return [x.label for x in by_id[b].fields] + [x.label for x in by_id[b].filters]
+
+    def inside(a: str, b: str) -> bool:
+        return all(any(t.text in lb for lb in labels(b)) for t in named[a])
+
+    def exactly(a: str, b: str) -> bool:
+        return all(t.text in labels(b) for t in named[a])
+
+    for a in named:
+        for b in named:
+            if a != b and inside(a, b) and (not inside(b, a) or (exactly(a, b) and not exactly(b, a))):
+                score[a] -= NAME
+        if any(b != a and b not in named and exactly(a, b) for b in owners):
+            score[a] -= NAME
+
+
+def read(question: str, catalog: Catalog, today: date, prefer: str | None = None) -> Outcome:
+    """``prefer``: the user's answer to an earlier question (a form's name or a record's)."""
+    text = _normal(question)
+    english = not CJK.search(question)
+    forms = catalog.forms
+    if not forms:
+        return Refusal(_no_forms(english))
+    taken: list[tuple[int, int]] = []
+    period = period_of(text, today)
+    if period:
+        taken.append(period.span)
+    comps = [c for c in comparisons(text) if free(c.span, taken)]
+    taken += [c.span for c in comps]
+    top = top_n(text)
+    if top and free(top[1], taken):
+        taken.append(top[1])
+    bill_no, bill_form = None, None
+    if m := BILL.search(text):
+        bill_no = (m[1] + m[2]).upper()
+        bill_form = next((f.form_id for f in forms if (f.bill_prefix or "").upper() == m[1].upper()), None)
+        if bill_form is None:
+            return Refusal(_unknown_words([bill_no], forms, english))
+        taken.append(m.span())
+    terms = find_terms(text, forms, taken)
+    taken += [t.span for t in terms]
+    mentions, unknown = find_mentions(text, taken, catalog.rows)
+    mentions = same_records(mentions)
+    if prefer:
+        mentions = [narrow(g, prefer) for g in mentions]
+    if unknown:
+        return Refusal(_unknown_words(unknown, forms, english))
+    chosen = _choose_form(terms, mentions, forms, bill_form)
+    if prefer and (named := next((f.form_id for f in forms if f.name == prefer), None)):
+        chosen = [named]
+    if not chosen:
+        return Refusal(_unknown_words([], forms, english))
+    if len(chosen) > 1:
+        names = [f.name for f in forms if f.form_id in chosen]
+        ask = "Which form do you mean?" if english else "您问的是哪张表单？"
+        return Ask(ask + " " + " / ".join(names), names)
+    form = next(f for f in forms if f.form_id == chosen[0])
+    unused = _unused(terms, form)
+    if unused:
+        return Refusal(_not_on_form(unused, form, forms, english))
+    reading = Reading(form, "list", period=period, english=english)
+    reading.chosen = prefer is not None  # a candidate the user picked: filter by its code
+    problem = _apply(reading, catalog, text, terms, mentions, comps, bill_no, english)
+    if problem is not None:
+        return problem
+    residual = blank(text, [t.span for t in terms] + [m.span for g in mentions for m in g])
+    shape(reading, text, residual, terms, top[0] if top else None)
+    if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
+        return _which_amount(reading, forms, text, english)
+    return reading
+
+
+def _which_amount(reading: Reading, forms: list[FormMeta], text: str, english: bool) -> Outcome:
+    """An amount asked of a form that holds none (金额最大的5个客户 on 客户档案): the forms that
+    hold one for that grouping, as a question; none: say so."""
+    word = group_word(text)
+    fits = [f.name for f in forms if money_field(f) and (not word or group_column(f, word))]
+    if not fits:
+        if english:
+            return Refusal(f"{reading.form.name} holds no amount, and none of your forms sums one that way.")
+        return Refusal(f"{reading.form.name}没有金额字段，您的表单中也没有可按此汇总金额的。")
+    lead = "Which form's amount?" if english else "按哪张表单的金额？"
+    return Ask(lead + " " + " / ".join(fits), fits)
+
+
+def _unused(terms: list[Term], form: FormMeta) -> list[str]:
+    """Words the metadata knows from other forms only: the chosen form cannot honour them."""
+    mine = {t.span for t in terms if t.form_id == form.form_id}
+    return list(
+        dict.fromkeys(t.text for t in terms if t.span not in mine and t.kind not in ("name", "alias", "gapped"))
+    )
+
+
+def _not_on_form(words: list[str], form: FormMeta, forms: list[FormMeta], english: bool) -> str:
+    shown = ", ".join(words) if english else "、".join(f"“{w}”" for w in words)
+    others = [f.name for f in forms if f.form_id != form.form_id]
+    if english:
+        return f"{form.name} has no {shown}; I can't answer that offline. Ask about one of your forms: {form.name}, {', '.join(others)}."
+    return f"{form.name}里没有{shown}，离线规划器无法这样回答。可以询问的表单：{form.name}、{'、'.join(others)}。"
+
+
+def _filter_for(form: FormMeta, column: str, source: FormMeta | None) -> FilterMeta | None:
+    """The form's filter that takes a value seen in ``column`` (of ``source``'s view, matched by
+    label when the forms differ: 客户档案's 客户名称 is 报价单's customer_name)."""
+    own = [f for f in form.filters if f.column == column and f.op in ("eq", "like") and f.type == "text"]
+    if own and (source is None or source.form_id == form.form_id):
+        return own[0]
+    if source is None:
+        return None
+    label = source.label_of(column)
+    return next((f for f in form.filters if f.label == label and f.type == "text" and f.op in ("eq", "like")), None)
+
+
+def _apply(
+    reading: Reading,
+    catalog: Catalog,
+    text: str,
+    terms: list[Term],
+    mentions: list[list[Mention]],
+    comps: list[Comparison],
+    bill_no: str | None,
+    english: bool,
+) -> Refusal | Ask | None:
+    form = reading.form
+    _apply_options(reading, terms)
+    if bill_no:
+        flt = next((f for f in form.filters if f.column == "bill_no"), None)
+        if flt is None:
+            return Refusal(_unknown_words([bill_no], [form], english))
+        reading.filters[flt.name] = bill_no
+        reading.said.append(f"{flt.label} = {bill_no}")
+    for group in mentions:
+        problem = _apply_mention(reading, catalog, group, english)
+        if problem is not None:
+            return problem
+    for c in comps:
+        problem = _apply_comparison(reading, c, terms, english)
+        if problem is not None:
+            return problem
+    if not comps:
+        _apply_day_counts(reading, terms)
+    if reading.period:
+        _apply_period(reading, english)
+    return None
+
+
+def _apply_options(reading: Reading, terms: list[Term]) -> None:
+    """Option labels and their synonyms (还没审核 → 状态 = 草稿), once per column."""
+    form = reading.form
+    for t in terms:
+        if t.kind != "option" or t.form_id != form.form_id:
+            continue
+        column, value = t.target
+        if any(f.column == column for f in form.filters if f.name in reading.filters) or any(
+            w[0] == column for w in reading.where
+        ):
+            continue
+        flt = next((f for f in form.filters if f.column == column and f.options), None)
+        label = dict(_options_of(form, column)).get(value, value)
+        if flt is not None:
+            reading.filters[flt.name] = value
+        else:
+            reading.where.append((column, "=", value))
+        reading.said.append(f"{form.label_of(column)} = {label}")
+
+
+def _apply_day_counts(reading: Reading, terms: list[Term]) -> None:
+    """A day-count filter named without a number (哪些应付已经超期了): overdue at all, ≥ 1."""
+    form = reading.form
+    for t in terms:
+        if t.kind == "label" and t.form_id == form.form_id:
+            column = t.target.column
+            flt = next((f for f in form.filters if f.column == column and f.op == "gte" and f.type == "integer"), None)
+            if flt is not None and flt.name not in reading.filters and "天" in flt.label:
+                reading.filters[flt.name] = 1
+                reading.said.append(f"{flt.label} ≥ 1")
+
+
+def _options_of(form: FormMeta, column: str) -> tuple[tuple[str, str], ...]:
+    for flt in form.filters:
+        if flt.column == column and flt.options:
+            return flt.options
+    fd = form.field(column)
+    return fd.options if fd else ()
+
+
+def _target(form: FormMeta, catalog: Catalog, m: Mention) -> tuple[str, str, str] | None:
+    """How ``form`` can take the record (or value) ``m`` names: (filter name or "" for an SQL
+    condition, column, value) — by its own filter, by a filter with the same label, or by a text
+    field of the form that no filter serves (苏州 → 供应商档案.城市)."""
+    row = m.seen.values
+    if m.seen.form_id == form.form_id:
+        own = _filter_for(form, m.column, None)
+        if own is not None:
+            return own.name, own.column, row[m.column]
+        if not names_record(m.column) and form.field(m.column) is not None:
+            return "", m.column, row[m.column]  # 苏州 in 城市: a condition, not a record
+        exact = next((f for f in form.filters if f.op == "eq" and f.type == "text" and f.column in row), None)
+        if exact is not None:
+            return exact.name, exact.column, row[exact.column]
+        return None
+    source = catalog.form(m.seen.form_id)
+    for column in ("code", m.column, "name"):
+        if row.get(column):
+            flt = _filter_for(form, column, source)
+            if flt is not None:
+                return flt.name, flt.column, row[column]
+    label = source.label_of(m.column) if source else m.column
+    same = next((f for f in form.fields if f.type == "text" and f.label == label), None)
+    return ("", same.column, row[m.column]) if same and same.column in form.columns else None
+
+
+def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], english: bool) -> Refusal | Ask | None:
+    form = reading.form
+    own = [m for m in group if m.seen.form_id == form.form_id and _target(form, catalog, m)]
+    usable = own or group  # the form's own rows say best what it can filter by
+    records: dict[str, list[tuple[tuple[str, str, str], Mention]]] = {}
+    for m in usable:
+        if (t := _target(form, catalog, m)) is not None:
+            records.setdefault(option_of(m) if names_record(m.column) else t[2], []).append((t, m))
+    what = group[0].text
+    if not records:
+        if english:
+            return Refusal(f"{form.name} cannot be filtered by “{what}”.")
+        return Refusal(f"{form.name}无法按“{what}”筛选。")
+    if len(records) > 1:
+        shown = list(records)[:MAX_CANDIDATES]
+        lead = f"“{what}” matches several records; which one?" if english else f"“{what}”对应多条记录，您指的是哪一个？"
+        return Ask(lead + " " + " / ".join(shown), shown)
+    ways = next(iter(records.values()))  # one record, maybe by several filters: by its name first
+    ways.sort(key=lambda w: (w[0][0] == "", w[1].column not in ("name", w[0][1])))
+    name, column, value = ways[0][0]
+    row = ways[0][1].seen.values
+    code = next((f for f in form.filters if f.op == "eq" and f.type == "text" and row.get(f.column)), None)
+    if reading.chosen and code is not None and ways[0][1].seen.form_id == form.form_id:
+        name, column, value = code.name, code.column, row[code.column]  # the one the user picked
+    flt = next((f for f in form.filters if f.name == name), None)
+    if flt is None:
+        reading.where.append((column, "=", value))
+        reading.said.append(f"{form.label_of(column)} = {value}")
+        return None
+    reading.filters[flt.name] = value
+    reading.said.append(f"{flt.label} = {value}" if flt.op == "eq" else f"{flt.label} 含 {value}")
+    return None
+
+
+def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], english: bool) -> Refusal | None:
+    form = reading.form
+    op_word = "≥" if c.op == ">=" else "≤"
+    if c.unit == "天":
+        flt = next(
+            (
+                f
+                for f in form.filters
+                if f.type == "integer" and f.op == ("gte" if c.op == ">=" else "lte") and "天" in f.label
+            ),
+            None,
+        )
+        if flt is not None:
+            reading.filters[flt.name] = int(c.value)
+            reading.said.append(f"{flt.label} {op_word} {int(c.value)}")
+            return None
+        column = next((f.column for f in form.fields if "天" in f.label and f.numeric), None)
+    else:
+        named = [
+            t.target
+            for t in terms
+            if t.kind == "label" and t.form_id == form.form_id and isinstance(t.target, FieldMeta) and t.target.numeric
+        ]
+        money = money_field(form)
+        column = named[0].column if named else (money.column if money else None)
+    if column is None or column not in form.columns:
+        what = c.phrase
+        return Refusal(
+            f"“{what}”: {form.name} has no such number." if english else f"“{what}”：{form.name}没有可比较的数值字段。"
+        )
+    reading.where.append((column, c.op, c.value))
+    shown = str(int(c.value)) if c.value.is_integer() else str(c.value)
+    reading.said.append(f"{form.label_of(column)} {op_word} {shown}")
+    return None
+
+
+def _apply_period(reading: Reading, english: bool) -> None:
+    form, period = reading.form, reading.period
+    assert period is not None
+    start = next((f for f in form.filters if f.type == "date" and f.op == "gte"), None)
+    end = next(
+        (f for f in form.filters if f.type == "date" and f.op == "lte" and start and f.column == start.column), None
+    )
+    if start is not None:
+        reading.filters[start.name] = period.start.isoformat()
+        if end is not None:
+            reading.filters[end.name] = period.end.isoformat()
+        else:
+            reading.where.append((start.column, "<=", period.end.isoformat()))
+        reading.said.append(f"{form.label_of(start.column)} {period.label()}")
+        return
+    column = next((f.column for f in form.fields if f.type == "date"), None)
+    if column:
+        reading.where += [(column, ">=", period.start.isoformat()), (column, "<=", period.end.isoformat())]
+        reading.said.append(f"{form.label_of(column)} {period.label()}")
+    else:
+        reading.period = None  # the form has no date: said in the answer
+        reading.said.append(
+            f"(no date on this form: {period.phrase} ignored)"
+            if english
+            else f"（本表无日期，未按“{period.phrase}”筛选）"
+        )
+
+
+def _no_forms(english: bool) -> str:
+    return "You have no ERP forms to ask about." if english else "您没有可查询的 ERP 表单。"
+
+
+def _unknown_words(words: list[str], forms: list[FormMeta], english: bool) -> str:
+    names = "、".join(f"{f.name}" for f in forms)
+    if english:
+        lead = (
+            f"I did not understand, nor find in the data you can see: {', '.join(words)}. "
+            if words
+            else "None of your forms fits this question. "
+        )
+        return lead + f"I can't answer that offline; I can answer questions about: {names}."
+    lead = (
+        f"我没有理解，也没在您能查看的数据里找到：{'、'.join(f'“{w}”' for w in words)}。"
+        if words
+        else "您的表单里没有能回答这个问题的。"
+    )
+    return lead + f"离线规划器可以回答关于这些表单的问题：{names}。"

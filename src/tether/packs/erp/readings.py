@@ -1,0 +1,46 @@
+"""What the reader makes of a question: a ``Reading`` (the form, the filters, the shape), an
+``Ask`` (a question back, with options) or a ``Refusal`` (what it did not understand)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.packs.erp.metadata import FieldMeta, FormMeta
+from tether.packs.erp.phrases import Period
+
+
+@dataclass
+class Reading:
+    form: FormMeta
+    shape: str  # list | count | field | aggregate | group | top
+    filters: dict[str, Any] = field(default_factory=dict)  # the form's own filter parameters
+    where: list[tuple[str, str, Any]] = field(default_factory=list)  # (column, op, value) beyond them
+    said: list[str] = field(default_factory=list)  # each filter as the answer states it
+    measure: FieldMeta | None = None
+    agg: str | None = None  # sum | avg | max | min
+    group: str | None = None  # a column
+    top: int | None = None
+    asked: list[FieldMeta] = field(default_factory=list)  # the fields a "field" question asks for
+    ascending: bool = False  # a top-N of the smallest
+    period: Period | None = None
+    english: bool = False
+    chosen: bool = False  # read again with the user's pick of candidates
+
+    @property
+    def needs_sql(self) -> bool:
+        return self.shape in ("aggregate", "group", "top") or bool(self.where)
+
+
+@dataclass
+class Ask:
+    question: str
+    options: list[str]
+
+
+@dataclass
+class Refusal:
+    text: str
+
+
+Outcome = Reading | Ask | Refusal

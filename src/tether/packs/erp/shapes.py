@@ -1,0 +1,109 @@
+"""The shape of a read question: list, count, one field, sum / average / max / min, group-by,
+top-N — from the words around the metadata's (一共, 平均, 按客户汇总, 金额最大的5个, 哪个…最高)."""
+
+from __future__ import annotations
+
+from tether.packs.erp import lexicon
+from tether.packs.erp.metadata import KEY_COLUMNS, FieldMeta, FormMeta
+from tether.packs.erp.phrases import top_n
+from tether.packs.erp.readings import Reading
+from tether.packs.erp.wording import Term, cores
+
+
+def money_field(form: FormMeta) -> FieldMeta | None:
+    numeric = [f for f in form.fields if f.numeric]
+    for word in ("合计", "金额", "余额"):
+        hit = next((f for f in numeric if word in f.label and "不含税" not in f.label), None)
+        if hit:
+            return hit
+    return None
+
+
+def group_word(text: str) -> str | None:
+    """The word a question groups or ranks by: 按客户汇总 → 客户; 金额最大的5个客户 → 个客户."""
+    if group := lexicon.GROUP.search(text):
+        return group.group("a") or group.group("b") or group.group("c") or group.group("d")
+    if top := top_n(text):
+        return text[top[1][1] - 2 : top[1][1] + 6]
+    return None
+
+
+def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: int | None) -> None:
+    form = reading.form
+    own_labels = [t for t in terms if t.form_id == form.form_id and t.kind == "label"]
+    numeric = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.numeric]
+    grouped = group_column(form, group_word(text))
+    if top:
+        reading.shape, reading.top = "top", top
+        reading.measure = numeric[0] if numeric else money_field(form)
+        reading.group = grouped
+        return
+    if grouped:
+        reading.shape, reading.group = "group", grouped
+        reading.measure = numeric[0] if numeric else money_field(form)
+        return
+    if lexicon.COUNT.search(residual):
+        reading.shape = "count"
+        return
+    if _which_is_extreme(reading, text, residual, numeric):
+        return
+    for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
+        if pattern.search(residual) and (numeric or lexicon.MONEY.search(text)):
+            reading.shape, reading.agg = "aggregate", agg
+            reading.measure = numeric[0] if numeric else money_field(form)
+            return
+    asked = [
+        t.target
+        for t in own_labels
+        if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading)
+    ]
+    if asked and lexicon.ASKS_VALUE.search(residual) and reading.filters:
+        reading.shape, reading.asked = "field", list(dict.fromkeys(asked))
+        return
+    if numeric and lexicon.SUM.search(residual):
+        reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
+
+
+def _which_is_extreme(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> bool:
+    """哪个客户的信用额度最高 / 上个月收款最多的客户: the record (or the group) at the top, not the
+    largest value alone."""
+    smallest = lexicon.MIN.search(residual) is not None
+    if not (smallest or lexicon.MAX.search(residual)):
+        return False
+    which = lexicon.WHICH.search(text) or lexicon.BEST_OF.search(text)
+    if which is None:
+        return False
+    word = which.group("w") if "w" in which.groupdict() and which.group("w") else which.groupdict().get("e")
+    measure = numeric[0] if numeric else money_field(reading.form)
+    if measure is None:
+        return False
+    column = group_column(reading.form, word)
+    reading.shape, reading.top, reading.measure, reading.ascending = "top", 1, measure, smallest
+    reading.group = None if column in KEY_COLUMNS else column
+    return True
+
+
+def _filtered_columns(reading: Reading) -> set[str]:
+    names = set(reading.filters)
+    return {f.column for f in reading.form.filters if f.name in names}
+
+
+def group_column(form: FormMeta, word: str | None) -> str | None:
+    """The column a group-by word names (客户 → customer_name, via the filter labelled 客户名称)."""
+    if not word:
+        return None
+    for f in form.filters:
+        if (
+            f.type in ("text", "select")
+            and f.op in ("eq", "like")
+            and any(c and c in word for c in _label_heads(f.label))
+        ):
+            return f.column
+    for fd in form.fields:
+        if fd.type in ("text", "select") and any(c and c in word for c in _label_heads(fd.label)):
+            return fd.column
+    return None
+
+
+def _label_heads(label: str) -> list[str]:
+    return [c for c in cores(label) if len(c) >= 2]

@@ -1,0 +1,105 @@
+"""``read_question``: the offline planner's reader as a tool. It reads a clerk's question against
+the caller's own view of the ERP — their granted forms' metadata and the values seen in those
+forms' rows, read as them through the SQL sandbox (brand, subsidiary, own customers) — and returns
+the steps that answer it (``plans.plan_of``). It reads; it never fetches the answer itself, so the
+reads that do are the ordinary, gated, audited tools and the replayable DSL holds those.
+
+A user's catalog is kept for a minute (``CATALOG_TTL_S``) so a question costs the reader only."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from tether.pack import Policy, QueryFailed, SqlRejected, Tool, ToolContext, ToolError, guard, tool
+from tether.packs.erp import plans, reader
+from tether.packs.erp.metadata import Catalog, FormMeta, Seen
+from tether.packs.erp.query import QueryService
+from tether.packs.erp.tools import Erp, login_guard, token
+
+CATALOG_TTL_S = 60.0
+SEEN_ROWS = 2000  # distinct identifying rows read per form
+
+
+def seen_rows(query: QueryService, forms: list[FormMeta], policy: Policy) -> list[Seen]:
+    """In a worker thread: each form's identifying values, as the policy lets the caller see them."""
+    out: list[Seen] = []
+    for form in forms:
+        columns = form.vocabulary_columns()
+        if not columns or form.view not in policy.tables:
+            continue
+        sql = f"SELECT DISTINCT {', '.join(columns)} FROM {form.view} LIMIT {SEEN_ROWS}"
+        try:
+            result = query.executor.run(guard(sql, dialect=query.executor.dialect, policy=policy))
+        except (SqlRejected, QueryFailed):
+            continue  # a view that does not take this read: its values stay unknown
+        names = [str(c).lower() for c in result.columns]
+        for row in result.rows:
+            values = {c: str(v) for c, v in zip(names, row, strict=False) if v not in (None, "")}
+            if values:
+                out.append(Seen(form.form_id, values))
+    return out
+
+
+@dataclass
+class CatalogCache:
+    erp: Erp
+    ttl_s: float = CATALOG_TTL_S
+    _kept: dict[tuple[str, str, frozenset[str]], tuple[float, Catalog]] = field(default_factory=dict)
+
+    async def catalog(self, ctx: ToolContext) -> Catalog:
+        key = (ctx.owner.tenant, ctx.owner.user_id, frozenset(ctx.grants))
+        now = time.monotonic()
+        kept = self._kept.get(key)
+        if kept is not None and now - kept[0] < self.ttl_s:
+            return kept[1]
+        catalog = await self._load(ctx)
+        self._kept = {k: v for k, v in self._kept.items() if now - v[0] < self.ttl_s}  # drop the stale
+        self._kept[key] = (now, catalog)
+        return catalog
+
+    async def _load(self, ctx: ToolContext) -> Catalog:
+        erp, credential = self.erp, token(ctx)
+        cards = [c for c in await erp.client.forms(credential) if str(c.get("formId")) in ctx.grants]
+        configs = await asyncio.gather(*(erp.client.config(credential, str(c["formId"])) for c in cards))
+        who = await erp.identity.identify(credential)
+        own = who is not None and who.profile.get("jurisdiction") == "own"
+        try:
+            policy = erp.query.policy(ctx, own_rows=own)
+        except ToolError:
+            policy = None
+        views = set(policy.tables) if policy else set()
+
+        def build() -> Catalog:
+            forms = []
+            for card, config in zip(cards, configs, strict=True):
+                view = str(config.get("view") or card.get("view") or "")
+                columns = erp.query.columns(view) if view in views else frozenset()
+                forms.append(FormMeta.from_erp(card, config, columns))
+            rows = seen_rows(erp.query, forms, policy) if policy else []
+            return Catalog(forms, rows)
+
+        return await asyncio.to_thread(build)
+
+
+def build_read_question(erp: Erp) -> Tool:
+    cache = CatalogCache(erp)
+
+    @tool(read_only=True, audited=True)
+    @login_guard
+    async def read_question(ctx: ToolContext, question: str, choice: str = "") -> Any:
+        """Read a question over your ERP forms from their own metadata: which of your forms, which
+        filters (options, records, dates, comparisons), which shape (list, count, a field, a
+        total, group-by, top-N). Returns the read steps that answer it and an answer template, or
+        a question back, or what it did not understand. ``choice``: your answer to its question."""
+        if not question.strip():
+            raise ToolError("question must not be empty")
+        catalog = await cache.catalog(ctx)
+        outcome = reader.read(question[:500], catalog, date.today(), prefer=choice.strip() or None)
+        return plans.plan_of(outcome, question[:500])
+
+    read_question.in_dsl = False  # a replay runs the reads it chose, not the reading
+    return read_question

@@ -1,0 +1,111 @@
+"""Which words of a question the ERP's metadata explains: form names and aliases, field and
+filter labels (and the shorter ways a clerk says them), option labels and their synonyms. Each
+word found keeps its span, so the reader can tell what is left unexplained."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tether.packs.erp import lexicon
+from tether.packs.erp.metadata import FormMeta
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+NAME, ALIAS, LABEL, GAPPED = 10.0, 8.0, 3.0, 5.0
+
+
+@dataclass(frozen=True)
+class Term:
+    """A word of the question the metadata explains."""
+
+    text: str
+    span: tuple[int, int]
+    form_id: str
+    kind: str  # name | alias | label | option | gapped
+    target: Any = None  # the FieldMeta / FilterMeta for labels, (column, value) for options
+
+
+def cores(label: str) -> list[str]:
+    out = [label]
+    for suffix in lexicon.LABEL_SUFFIXES:
+        if label.endswith(suffix) and len(label) - len(suffix) >= 2:
+            out.append(label[: -len(suffix)])
+    out += [tail for tail in lexicon.LABEL_TAILS if label.endswith(tail) and len(label) > len(tail)]
+    return out
+
+
+def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
+    """(term, form id, weight, kind, target), longest terms first."""
+    rows: list[tuple[str, str, float, str, Any]] = []
+    for form in forms:
+        rows.append((form.name, form.form_id, NAME, "name", None))
+        rows += [(a, form.form_id, ALIAS, "alias", None) for a in form.aliases if len(a) >= 2]
+        labelled: list[Any] = [*form.fields, *form.filters]
+        for item in labelled:
+            for core in cores(item.label):
+                rows.append((core, form.form_id, LABEL, "label", item))
+                rows += [(s, form.form_id, LABEL, "label", item) for s, t in lexicon.TERM_SYNONYMS.items() if t == core]
+            for value, label in item.options:
+                if len(label) < 2:  # units (个, 张) are measure words in a question, not options
+                    continue
+                column = item.column
+                rows.append((label, form.form_id, LABEL, "option", (column, value)))
+                rows += [
+                    (s, form.form_id, LABEL, "option", (column, value)) for s in lexicon.STATE_SYNONYMS.get(label, ())
+                ]
+    rows.sort(key=lambda r: -len(r[0]))
+    return rows
+
+
+def free(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    return all(span[1] <= a or span[0] >= b for a, b in taken)
+
+
+def find_terms(text: str, forms: list[FormMeta], taken: list[tuple[int, int]]) -> list[Term]:
+    """Every metadata word in ``text``, longest first; a shorter word inside a longer one is not
+    read again (应收 inside 应收账款). A two-character name or alias may be split by up to three
+    characters (收了多少款 → 收款) when nothing else names a form."""
+    lower = text.lower()
+    found: list[Term] = []
+    claimed: list[tuple[int, int]] = list(taken)
+    for term, form_id, _weight, kind, target in _index(forms):
+        key = term.lower()
+        # a Latin word as a whole word, plural or not (customers); Chinese anywhere
+        pattern = rf"(?<![a-z]){re.escape(key)}(?:e?s)?(?![a-z])" if key.isascii() else re.escape(key)
+        for m in re.finditer(pattern, lower):
+            span = m.span()
+            if free(span, claimed) or any(t.span == span for t in found):
+                found.append(Term(term, span, form_id, kind, target))
+        claimed += [t.span for t in found]
+    if not any(t.kind in ("name", "alias") for t in found):
+        for form in forms:
+            for word in (form.name, *form.aliases):
+                if len(word) != 2 or not CJK.match(word):
+                    continue
+                for m in re.finditer(re.escape(word[0]) + r"([^\s]{1,3}?)" + re.escape(word[1]), text):
+                    if free(m.span(), claimed):
+                        found.append(Term(word, (m.start(), m.start() + 1), form.form_id, "gapped"))
+                        found.append(Term(word, (m.end() - 1, m.end()), form.form_id, "gapped"))
+    return found
+
+
+def chunks(text: str, taken: list[tuple[int, int]]) -> list[tuple[str, int]]:
+    """The parts of ``text`` nothing explained yet, with their offsets."""
+    out: list[tuple[str, int]] = []
+    start = 0
+    for a, b in sorted(taken):
+        if a > start:
+            out.append((text[start:a], start))
+        start = max(start, b)
+    if start < len(text):
+        out.append((text[start:], start))
+    return [(c, at) for c, at in out if c.strip()]
+
+
+def blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with the words the metadata explained blanked (价税合计 is a field, not 合计)."""
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = "□" * (b - a)
+    return "".join(chars)

@@ -1,0 +1,470 @@
+"""The offline reader on its own, against a fixed clock: questions a clerk types, read from the
+demo ERP's metadata (its form definitions, as ``/forms`` and ``/forms/{id}/config`` describe
+them) and a handful of seen rows. Each capability gets many phrasings; the wrong answers the issue
+found (应付 read as 应收, 超期超过60天 read as a customer) are pinned here."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+from typing import Any
+
+import pytest
+
+from tether.erp_demo import facts
+from tether.erp_demo.forms import BY_ID, FORMS, Form
+from tether.erp_demo.meta import _filter_json
+from tether.packs.erp import plans
+from tether.packs.erp.metadata import Catalog, FormMeta, Seen
+from tether.packs.erp.phrases import arabic, comparisons, period_of, top_n
+from tether.packs.erp.reader import read
+from tether.packs.erp.readings import Ask, Reading, Refusal
+from tether.sqlguard import Policy, guard
+
+TODAY = date(2026, 12, 4)  # a Friday
+COMMON = {"bill_no", "customer_name", "customer_code", "supplier_name", "material_code", "material_name", "spec"}
+
+
+def _meta(form: Form) -> FormMeta:
+    card = {"formId": form.form_id, "name": form.name, "aliases": list(form.aliases), "description": form.description,
+            "answers": form.answers, "view": form.view}  # fmt: skip
+    fields = [{"column": f.column, "label": f.label, "type": f.type, "ref": f.ref,
+               "options": [{"value": v, "label": lb} for v, lb in f.options or ()]} for f in form.fields]  # fmt: skip
+    config = {"formId": form.form_id, "name": form.name, "view": form.view, "billNoPrefix": form.bill_prefix,
+              "master": fields, "filters": [_filter_json(f) for f in form.filters]}  # fmt: skip
+    columns = frozenset({f.column for f in form.fields} | {f.column for f in form.filters} | COMMON)
+    return FormMeta.from_erp(card, config, columns)
+
+
+ALL = {f.form_id: _meta(f) for f in FORMS}
+ROWS = [
+    *(
+        Seen("1001", {"code": c, "name": n, "city": "苏州" if "苏州" in n else "常州"})
+        for c, n, _ in facts.BRAND_1_CUSTOMERS
+    ),
+    Seen(
+        "1001", {"code": "C0001", "name": facts.SALES01_CUSTOMER[1], "short_name": "恒达自动化", "phone": "0512-1234"}
+    ),
+    Seen("1001", {"code": "C0010", "name": "苏州力诺自动化设备有限公司", "city": "苏州"}),
+    Seen("1001", {"code": "C0003", "name": facts.SALES02_CUSTOMER[1], "short_name": "无锡锡东"}),
+    Seen("1002", {"code": "S0001", "name": "东莞正泰液压气动有限公司", "category": "液压气动"}),
+    Seen("1002", {"code": "S0002", "name": "沈阳海川液压气动有限公司", "category": "液压气动"}),
+    Seen("1002", {"code": "S0003", "name": "苏州元丰传动科技有限公司", "category": "传动件"}),
+    *(
+        Seen("1003", {"code": c, "name": n, "spec": s, "category": "轴承" if "轴承" in n else "其他"})
+        for c, n, s, *_ in facts.BRAND_1_MATERIALS
+    ),
+    *(
+        Seen("2001", {"bill_no": f"QT202611-000{i}", "customer_name": n})
+        for i, (_, n, _) in enumerate(facts.BRAND_1_CUSTOMERS)
+    ),
+    *(
+        Seen("4001", {"material_code": c, "material_name": n, "spec": s, "warehouse_name": "原材料仓"})
+        for c, n, s, *_ in facts.BRAND_1_MATERIALS
+    ),
+    Seen("5002", {"bill_no": "PO202611-0001", "supplier_name": "苏州元丰传动科技有限公司"}),
+]
+
+
+def catalog(*form_ids: str) -> Catalog:
+    granted = form_ids or tuple(ALL)
+    return Catalog([ALL[i] for i in granted], [r for r in ROWS if r.form_id in granted])
+
+
+ADMIN = catalog()
+SALES = catalog(*facts.SALES_FORMS)
+WAREHOUSE = catalog(*facts.WAREHOUSE_FORMS)
+FINANCE = catalog(*facts.FINANCE_FORMS)
+
+
+def reading(question: str, cat: Catalog = ADMIN) -> Reading:
+    outcome = read(question, cat, TODAY)
+    assert isinstance(outcome, Reading), (question, outcome)
+    return outcome
+
+
+# ---- the two wrong answers -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["哪些供应商的应付已经超期了？", "应付账款里超期的有哪些", "欠供应商的钱哪些逾期了", "哪些应付已经过期了"],
+)
+def test_payables_are_read_from_the_payables_form_never_the_receivables(question: str) -> None:
+    r = reading(question, FINANCE)
+    assert r.form.form_id == "5002" and r.filters == {"min_overdue_days": 1}
+
+
+@pytest.mark.parametrize(
+    ("question", "days"),
+    [
+        ("超期超过60天的应收有哪些？", 60),
+        ("逾期60天以上的应收", 60),
+        ("应收里超过九十天的有哪些", 90),
+        ("应收账款逾期超过30天的", 30),
+    ],
+)
+def test_an_overdue_condition_is_a_filter_never_a_customer_name(question: str, days: int) -> None:
+    r = reading(question, FINANCE)
+    assert r.form.form_id == "5001" and r.filters == {"min_overdue_days": days}
+
+
+# ---- the form ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "form_id"),
+    [
+        ("我一共有多少个客户？", "1001"),
+        ("有哪些供应商", "1002"),
+        ("上个月新建了几张报价单？", "2001"),
+        ("销售订单有哪些", "2002"),
+        ("本月的发货单", "2003"),
+        ("今年开了多少张发票", "2004"),
+        ("本月一共收了多少款？", "2005"),
+        ("最近的采购订单", "3001"),
+        ("6205-2RS还有多少库存", "4001"),
+        ("缺货预警有哪些物料", "4002"),
+        ("哪些物料的安全库存超过100", "1003"),  # a field of 物料档案, though 安全库存 names 4002 too
+        ("应收账龄", "5001"),
+    ],
+)
+def test_the_form_comes_from_names_aliases_and_records(question: str, form_id: str) -> None:
+    assert reading(question).form.form_id == form_id
+
+
+def test_only_granted_forms_are_chosen_and_the_refusal_names_them() -> None:
+    outcome = read("哪些供应商的应付已经超期了？", SALES, TODAY)
+    assert isinstance(outcome, Refusal)
+    assert "应付账款" not in outcome.text and all(ALL[i].name in outcome.text for i in facts.SALES_FORMS)
+
+
+def test_two_forms_that_fit_equally_are_a_question() -> None:
+    outcome = read("含税合计最大的单据", SALES, TODAY)
+    assert isinstance(outcome, Ask) and {"报价单", "销售订单", "发货单"} <= set(outcome.options)
+    again = read("含税合计最大的单据", SALES, TODAY, prefer="销售订单")
+    assert isinstance(again, Reading) and again.form.form_id == "2002"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "今天天气怎么样",
+        "帮我订一张去北京的机票",
+        "哪些员工请假了",
+        "没有发货的销售订单",
+        "不是苏州的客户",
+        "11月以来的报价单",
+        "库存少的物料",
+    ],
+)
+def test_words_it_cannot_place_are_named_not_guessed(question: str) -> None:
+    outcome = read(question, ADMIN, TODAY)
+    assert isinstance(outcome, Refusal) and "客户档案" in outcome.text
+
+
+def test_a_comparison_between_two_fields_is_not_read_as_a_plain_list() -> None:
+    outcome = read("哪些物料低于安全库存", WAREHOUSE, TODAY)  # the pinned rule reads 4002; the reader cannot
+    assert isinstance(outcome, Refusal) and "低于" in outcome.text
+
+
+def test_a_word_another_form_knows_is_not_dropped_silently() -> None:
+    outcome = read("Which suppliers are overdue?", ADMIN, TODAY)
+    assert isinstance(outcome, Refusal) and "overdue" in outcome.text
+
+
+# ---- options and their synonyms --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question", ["哪些报价单还没审核？", "未审核的报价单", "报价单里没审核的", "待审核的报价单", "草稿状态的报价单"]
+)
+def test_not_yet_examined_is_draft(question: str) -> None:
+    r = reading(question, SALES)
+    assert r.form.form_id == "2001" and r.filters == {"status": "draft"} and r.said == ["状态 = 草稿"]
+
+
+@pytest.mark.parametrize("question", ["已审核的销售订单", "审核过的销售订单有哪些", "审核通过的销售订单"])
+def test_examined_synonyms(question: str) -> None:
+    assert reading(question, SALES).filters == {"status": "examined"}
+
+
+# ---- shapes -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question", ["我一共有多少个客户？", "客户有几家", "How many customers do I have?", "报价单共几张"]
+)
+def test_counts(question: str) -> None:
+    assert reading(question, SALES).shape == "count"
+
+
+@pytest.mark.parametrize(
+    ("question", "column", "filters"),
+    [
+        ("恒达自动化的联系电话是多少？", "phone", {"code": "C0001"}),  # by its short name: the code
+        ("恒达的联系人是谁", "contact", {"name": facts.SALES01_CUSTOMER[1]}),
+        ("常州力拓传动机械有限公司的信用额度是多少", "credit_limit", {"name": facts.OVERDUE_CUSTOMER_1[1]}),
+        ("发票IV202604-0009的价税合计是多少？", "total_amount", {"bill_no": "IV202604-0009"}),
+    ],
+)
+def test_one_field_of_one_record(question: str, column: str, filters: dict[str, Any]) -> None:
+    r = reading(question)
+    assert r.shape == "field" and [f.column for f in r.asked] == [column] and r.filters == filters
+
+
+def test_sum_of_receipts_this_month_is_sql_over_the_view_with_the_period() -> None:
+    r = reading("本月一共收了多少款？", FINANCE)
+    assert (r.form.form_id, r.shape, r.agg, r.measure and r.measure.column) == ("2005", "aggregate", "sum", "amount")
+    sql = plans.build_sql(r)
+    assert (
+        sql.startswith("SELECT SUM(amount)")
+        and "bill_date >= '2026-12-01'" in sql
+        and "bill_date <= '2026-12-04'" in sql
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "agg"),
+    [("平均每张发票多少钱", "avg"), ("发票价税合计最高是多少", "max"), ("收款金额最小是多少", "min")],
+)
+def test_average_max_min(question: str, agg: str) -> None:
+    assert reading(question, FINANCE).agg == agg
+
+
+def test_group_by_and_top_n_are_sql_the_sandbox_accepts() -> None:
+    grouped = reading("按客户汇总本月的收款", FINANCE)
+    assert (grouped.shape, grouped.group) == ("group", "customer_name")
+    top = reading("销售订单金额最大的5个客户", SALES)
+    assert (top.shape, top.top, top.group, top.measure and top.measure.column) == (
+        "top",
+        5,
+        "customer_name",
+        "total_amount",
+    )
+    policy = Policy(tables={"viw_receipt": "brands_id", "viw_sales_order": "brands_id"}, tenant=1, max_rows=200)
+    for r in (grouped, top):
+        guarded = guard(plans.build_sql(r), dialect="sqlite", policy=policy)
+        assert "brands_id" in guarded.sql
+
+
+def test_an_amount_asked_of_a_form_without_one_asks_which_form() -> None:
+    outcome = read("金额最大的5个客户", ADMIN, TODAY)
+    assert isinstance(outcome, Ask) and "销售订单" in outcome.options and "客户档案" not in outcome.options
+
+
+# ---- records and values -----------------------------------------------------------------------------
+
+
+def test_records_exact_then_part_of_a_name_then_near() -> None:
+    assert reading("常州力拓传动机械有限公司的报价单", SALES).filters == {"customer_name": facts.OVERDUE_CUSTOMER_1[1]}
+    assert reading("力拓的报价单", SALES).filters == {"customer_name": facts.OVERDUE_CUSTOMER_1[1]}
+    assert reading("常州力拓传动机戒的报价单", SALES).filters == {"customer_name": facts.OVERDUE_CUSTOMER_1[1]}
+
+
+def test_a_name_that_fits_several_records_is_a_question_with_the_candidates() -> None:
+    outcome = read("深沟球轴承的安全库存是多少", WAREHOUSE, TODAY)
+    assert isinstance(outcome, Ask) and any("6204-2RS" in o for o in outcome.options)
+    assert any("6205-2RS" in o for o in outcome.options)
+    chosen = read("深沟球轴承的安全库存是多少", WAREHOUSE, TODAY, prefer=outcome.options[1])
+    assert isinstance(chosen, Reading) and chosen.shape == "field"
+    assert chosen.form.form_id in ("1003", "4002") and "M0002" in chosen.filters.values()
+
+
+def test_a_spec_resolves_to_its_material_code_on_the_stock_form() -> None:
+    assert reading("6205-2RS还有多少库存", WAREHOUSE).filters == {"material_code": "M0002"}
+
+
+@pytest.mark.parametrize(
+    ("question", "form_id", "filters", "where"),
+    [
+        ("做液压气动的供应商有哪些？", "1002", {"category": "液压气动"}, []),
+        ("苏州的客户有哪些", "1001", {"city": "苏州"}, []),
+        ("轴承类的物料", "1003", {"category": "轴承"}, []),
+    ],
+)
+def test_text_filter_values_seen_in_the_data(
+    question: str, form_id: str, filters: dict[str, Any], where: list[Any]
+) -> None:
+    r = reading(question)
+    assert (r.form.form_id, r.filters, r.where) == (form_id, filters, where)
+
+
+# ---- dates against a fixed clock ----------------------------------------------------------------------
+
+DATES = [
+    ("今天", "2026-12-04", "2026-12-04"),
+    ("昨天", "2026-12-03", "2026-12-03"),
+    ("本周", "2026-11-30", "2026-12-04"),
+    ("上周", "2026-11-23", "2026-11-29"),
+    ("本月", "2026-12-01", "2026-12-04"),
+    ("这个月", "2026-12-01", "2026-12-04"),
+    ("上个月", "2026-11-01", "2026-11-30"),
+    ("今年", "2026-01-01", "2026-12-04"),
+    ("去年", "2025-01-01", "2025-12-31"),
+    ("最近7天", "2026-11-28", "2026-12-04"),
+    ("最近七天", "2026-11-28", "2026-12-04"),
+    ("近两周", "2026-11-21", "2026-12-04"),
+    ("最近3个月", "2026-09-05", "2026-12-04"),
+    ("2026年11月", "2026-11-01", "2026-11-30"),
+    ("11月", "2026-11-01", "2026-11-30"),
+    ("Q3", "2026-07-01", "2026-09-30"),
+    ("第一季度", "2026-01-01", "2026-03-31"),
+    ("今年第三季度", "2026-07-01", "2026-09-30"),
+    ("去年Q4", "2025-10-01", "2025-12-31"),
+    ("11月1日到15日", "2026-11-01", "2026-11-15"),
+    ("2026-10-01到2026-10-31", "2026-10-01", "2026-10-31"),
+    ("last month", "2026-11-01", "2026-11-30"),
+]
+
+
+@pytest.mark.parametrize(("phrase", "start", "end"), DATES)
+def test_every_date_phrase(phrase: str, start: str, end: str) -> None:
+    period = period_of(arabic(phrase), TODAY)
+    assert period is not None and (period.start.isoformat(), period.end.isoformat()) == (start, end)
+
+
+def test_a_period_goes_on_the_forms_date_filters_and_is_said() -> None:
+    r = reading("上个月新建了几张报价单？", SALES)
+    assert r.filters == {"date_from": "2026-11-01", "date_to": "2026-11-30"} and r.shape == "count"
+    assert r.said == ["单据日期 2026-11-01 至 2026-11-30"]
+
+
+# ---- comparisons with units ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "op", "value", "unit"),
+    [
+        ("超过60天", ">=", 60, "天"),
+        ("60天以上", ">=", 60, "天"),
+        ("金额大于5万", ">=", 50000, "元"),
+        ("不超过30天", "<=", 30, "天"),
+        ("少于2000元", "<=", 2000, "元"),
+        (arabic("超过十五天"), ">=", 15, "天"),
+        (arabic("两千个以上"), ">=", 2000, "个"),
+    ],
+)
+def test_comparisons(text: str, op: str, value: float, unit: str) -> None:
+    (c,) = comparisons(text)
+    assert (c.op, c.value, c.unit) == (op, value, unit)
+
+
+def test_an_amount_comparison_without_a_filter_is_an_sql_condition() -> None:
+    r = reading("金额大于5万的发票有哪些", FINANCE)
+    assert r.where == [("total_amount", ">=", 50000.0)] and "total_amount >= 50000" in plans.build_sql(r)
+
+
+def test_top_n_phrases() -> None:
+    assert [top_n(arabic(t)) for t in ("前五个客户", "top 3", "金额最大的10个")] == [
+        (5, (0, 3)),
+        (3, (0, 5)),
+        (10, (2, 8)),
+    ]
+
+
+# ---- the answer says what it did, in the language asked -----------------------------------------------
+
+
+def test_the_answer_names_the_form_and_filters_in_chinese_and_english() -> None:
+    zh = plans.plan_of(reading("哪些供应商的应付已经超期了？", FINANCE), "q")
+    assert zh["answer"].startswith("按 应付账款（5002），最少逾期天数 ≥ 1：共 ${prev.total} 条")
+    en = plans.plan_of(reading("How many customers do I have?", SALES), "q")
+    assert en["answer"].startswith("From 客户档案 (1001), no filter: ${prev.total} records")
+    step = zh["plan"][0]
+    assert step == {
+        "tool": "read_form_data",
+        "args": {"form_id": "5002", "filters": {"min_overdue_days": 1}, "page": 1, "page_size": 20},
+    }
+
+
+@pytest.mark.parametrize(
+    ("question", "cat", "group", "ascending"),
+    [
+        ("哪个客户的信用额度最高", SALES, None, False),
+        ("我的客户里谁的信用额度最高", SALES, None, False),
+        ("上个月收款最多的客户", FINANCE, "customer_name", False),
+        ("哪个物料的销售单价最低", WAREHOUSE, None, True),
+        ("最小的一笔收款金额", FINANCE, None, True),
+    ],
+)
+def test_which_record_is_at_the_top_is_a_top_one_not_a_bare_maximum(
+    question: str, cat: Catalog, group: str | None, ascending: bool
+) -> None:
+    r = reading(question, cat)
+    assert (r.shape, r.top, r.group, r.ascending) == ("top", 1, group, ascending)
+    assert plans.build_sql(r).endswith("ASC LIMIT 1" if ascending else "DESC LIMIT 1")
+
+
+def test_a_trait_many_records_share_is_a_condition_not_a_question_about_records() -> None:
+    r = reading("苏州的供应商", ADMIN_WITH_CITIES)
+    assert r.form.form_id == "1002" and r.where == [("city", "=", "苏州")]
+
+
+def test_one_record_named_in_parts_is_one_filter() -> None:
+    r = reading("无锡锡东精工的联系电话是多少", SALES)  # 无锡锡东 is its short name, 精工 part of its name
+    assert r.filters == {"code": "C0003"} and r.shape == "field"
+
+
+def test_a_label_said_by_its_last_noun() -> None:
+    r = reading("按客户汇总应收余额", FINANCE)
+    assert (r.form.form_id, r.shape, r.group, r.measure and r.measure.column) == (
+        "5001",
+        "group",
+        "customer_name",
+        "balance",
+    )
+
+
+ADMIN_WITH_CITIES = Catalog(
+    ADMIN.forms,
+    [
+        *ADMIN.rows,
+        *(Seen("1002", {"code": f"S00{i}", "name": f"苏州{i}号供应商有限公司", "city": "苏州"}) for i in (21, 22)),
+    ],
+)
+
+
+def test_a_name_narrowed_by_its_spec_is_the_one_record() -> None:
+    r = reading("深沟球轴承6205-2RS还有多少库存", WAREHOUSE)
+    assert (r.form.form_id, r.filters) == ("4001", {"material_code": "M0002"})
+
+
+@pytest.mark.parametrize(
+    ("question", "cat", "form_id", "shape"),
+    [
+        ("最近7天的报价单数量", SALES, "2001", "count"),
+        ("上个月入库了几次", ADMIN, "3002", "count"),
+        ("今天有新的销售订单吗", SALES, "2002", "list"),
+        ("哪些物料的单价超过1000元", WAREHOUSE, "1003", "list"),
+        ("供应商按类别统计", ADMIN, "1002", "group"),
+        ("逾期最久的应收", FINANCE, "5001", "top"),
+        ("今年第三季度开票金额合计", FINANCE, "2004", "aggregate"),
+    ],
+)
+def test_more_everyday_phrasings(question: str, cat: Catalog, form_id: str, shape: str) -> None:
+    r = reading(question, cat)
+    assert (r.form.form_id, r.shape) == (form_id, shape)
+
+
+def test_large_numbers_are_written_plainly() -> None:
+    r = reading("信用额度超过100万的客户", SALES)
+    assert "credit_limit >= 1000000" in plans.build_sql(r) and r.said == ["信用额度 ≥ 1000000"]
+
+
+def test_the_reader_learns_names_and_short_texts_never_notes_or_bill_numbers() -> None:
+    def with_lengths(form: Form) -> FormMeta:
+        meta = _meta(form)
+        fields = tuple(replace(fd, max_length=f.max_length) for fd, f in zip(meta.fields, form.fields, strict=True))
+        return replace(meta, fields=fields)
+
+    quotation, customer = with_lengths(BY_ID["2001"]), with_lengths(BY_ID["1001"])
+    assert "remark" not in quotation.vocabulary_columns() and "bill_no" not in quotation.vocabulary_columns()
+    assert "customer_name" in quotation.vocabulary_columns()
+    assert {"name", "code", "city", "contact"} <= set(customer.vocabulary_columns())
+    assert not {"address", "notes"} & set(customer.vocabulary_columns())
+
+
+def test_a_field_of_a_named_record_is_read_on_the_records_own_form() -> None:
+    r = reading("6205-2RS的安全库存是多少", WAREHOUSE)  # not 安全库存预警, which lists only the low ones
+    assert (r.form.form_id, r.shape, r.filters) == ("1003", "field", {"spec": "6205-2RS"})
