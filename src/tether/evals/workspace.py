@@ -37,6 +37,8 @@ def free_port() -> int:
 def server_env(url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_") or k.startswith(PASSED_PREFIXES)}
     env.update({"TETHER_PACKS": PACKS, "TETHER_PUBLIC_URL": url, "TETHER_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"})
+    # a model given as module:factory may live in the caller's tree (the tests' scripted models)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH", "")) if p)
     env.update(extra or {})
     return env
 
@@ -47,7 +49,11 @@ class Zygote:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tether.evals.zygote"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-m", "tether.evals.zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=server_env(""),
         )
         assert self.proc.stdout is not None
         ready = self.proc.stdout.readline()
