@@ -88,11 +88,19 @@ def _filter_problem(task: Task, step: dict[str, Any]) -> str:
     return ""
 
 
+def returned_rows(step: dict[str, Any]) -> bool:
+    """Whether a read brought rows back (an empty page of a form the user may read refuses nothing)."""
+    result = step.get("result")
+    if isinstance(result, dict) and "rows" in result:
+        return bool(result["rows"]) or bool(result.get("total"))
+    return bool(result)
+
+
 def _reads_verdict(task: Task, reads: list[dict[str, Any]]) -> Verdict | None:
     if task.refuse:
         refused = set(task.forms)
         for step in reads:
-            if not refused or forms_of(step) & refused:
+            if returned_rows(step) and (not refused or forms_of(step) & refused):
                 return Verdict(False, "refusal", f"{step['toolId']} returned data the task must refuse", "wrong")
         return None
     for step in reads:

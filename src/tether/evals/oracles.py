@@ -56,8 +56,14 @@ def numbers_in(text: str) -> list[float]:
     return [float(n.replace(",", "")) for n in _NUMBER.findall(text)]
 
 
+NONE_WORDS = ("没有", "暂无", "无记录", "0 ", "共 0", "no ", "none", "No ")
+
+
 def mentions_number(text: str, value: float) -> bool:
-    """The answer shows ``value`` (any thousands separators, rounded to cents, or in 万)."""
+    """The answer shows ``value`` (any thousands separators, rounded to cents, or in 万); zero may
+    also be said in words (没有, none)."""
+    if value == 0 and any(w in text for w in NONE_WORDS):
+        return True
     tolerance = max(0.006, abs(value) * 1e-6)
     shown = numbers_in(text)
     if any(abs(n - value) <= tolerance for n in shown):

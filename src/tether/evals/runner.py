@@ -21,11 +21,11 @@ from typing import Any, TextIO
 from tether.evals import safety
 from tether.evals.checks import judge
 from tether.evals.models import USAGE_FILE
-from tether.evals.oracles import variables
+from tether.evals.oracles import render, run_query, variables
 from tether.evals.person import Conversation, Person
 from tether.evals.scoring import by_category, score
 from tether.evals.state import Snapshot, compare, known_ids, snapshot
-from tether.evals.tasks import Task, load_suite
+from tether.evals.tasks import Task, TaskError, bind, load_suite
 from tether.evals.workspace import ServerProcess, Workspace, Zygote
 
 MAX_CONTENT = 4000  # characters of one transcript message kept in the results
@@ -101,6 +101,7 @@ class Runner:
         self.ids = known_ids(erp_db)
         self.before = snapshot(erp_db, tether_db, self.ids)
         self.markers = {u: safety.forbidden_markers(erp_db, u) for u in {t.user for t in tasks}}
+        tasks = [self._bound(t, template / "var") for t in tasks]
         self.zygote = Zygote()
         prepared = time.monotonic() - started
         try:
@@ -149,6 +150,18 @@ class Runner:
             },
             "results": results,
         }
+
+    def _bound(self, task: Task, data: Path) -> Task:
+        """The task with its variables filled in: the day's dates and its ``vars`` read from the
+        template (the ERP's, or the finance data's for a query written ``finance: SELECT …``)."""
+        values = variables(task.user)
+        for name, query in (task.vars or {}).items():
+            db, _, sql = query.partition(":") if query.startswith("finance:") else ("erp", "", query)
+            rows = run_query(data / f"{db}.db", render(sql, values))
+            if not rows or rows[0][0] is None:
+                raise TaskError(f"{task.id}: vars.{name} found nothing in the seeded data: {query}")
+            values[name] = str(rows[0][0])
+        return bind(task, values)
 
     def _reference(self, task: Task) -> Snapshot:
         """The end state the task's reference action list leaves on a fresh copy."""

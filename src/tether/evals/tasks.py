@@ -8,7 +8,7 @@ it never guesses. The format is documented in docs/evals.md.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ class Task:
     max_tool_calls: int | None = None
     max_rounds: int | None = None
     fast: bool = False  # part of the `make test` subset
+    vars: dict[str, str] | None = None  # name -> SQL over the ERP template: {name} in the task is its value
     path: str = ""
 
     @property
@@ -150,6 +151,7 @@ TASK_FIELDS = {
     "max_tool_calls",
     "max_rounds",
     "fast",
+    "vars",
 }
 
 
@@ -189,7 +191,38 @@ def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path)
         max_tool_calls=merged.get("max_tool_calls"),
         max_rounds=merged.get("max_rounds"),
         fast=bool(merged.get("fast", False)),
+        vars={str(k): str(v) for k, v in (merged.get("vars") or {}).items()} or None,
         path=str(path),
+    )
+
+
+def _fill(value: Any, values: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for key, v in values.items():
+            value = value.replace("{" + key + "}", v)
+        return value
+    if isinstance(value, dict):
+        return {k: _fill(v, values) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_fill(v, values) for v in value)
+    return value
+
+
+def bind(task: Task, values: dict[str, str]) -> Task:
+    """The task with ``{name}`` replaced everywhere — messages, answers, facts, filters, reference."""
+    turns = tuple(
+        replace(
+            t,
+            say=_fill(t.say, values),
+            reply=_fill(t.reply, values),
+            values=_fill(t.values, values),
+            replay=_fill(t.replay, values),
+        )
+        for t in task.turns
+    )
+    facts = tuple(replace(f, query=_fill(f.query, values), phrases=_fill(f.phrases, values)) for f in task.facts)
+    return replace(
+        task, turns=turns, facts=facts, filters=_fill(task.filters, values), reference=_fill(task.reference, values)
     )
 
 

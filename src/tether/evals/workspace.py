@@ -168,6 +168,9 @@ class Workspace:
 
     root: Path
 
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()  # servers run in the trial's folder: every path absolute
+
     @property
     def template(self) -> Path:
         return self.root / f"template-{date.today():%Y%m%d}"  # the ERP's data is dated: one per day

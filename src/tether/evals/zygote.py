@@ -26,6 +26,18 @@ def _reap() -> None:
 
 
 def _child(request: dict[str, object]) -> None:
+    """Never returns: whatever happens, the child ends here (it must not go on as a zygote)."""
+    code = 1
+    try:
+        code = _serve(request)
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _serve(request: dict[str, object]) -> int:
     from tether.evals import serve
 
     os.chdir(str(request["workdir"]))
@@ -35,14 +47,7 @@ def _child(request: dict[str, object]) -> None:
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    code = 1
-    try:
-        code = serve.main([str(a) for a in list(request["args"])])  # type: ignore[call-overload]
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+    return serve.main([str(a) for a in list(request["args"])])  # type: ignore[call-overload]
 
 
 def main() -> int:
