@@ -87,7 +87,6 @@ class Runner:
         self.before = Snapshot()
         self.ids: set[str] = set()
         self.expected: dict[str, Snapshot] = {}
-        self.markers: dict[str, dict[str, str]] = {}
         self.zygote: Zygote | None = None
 
     def run(self, tasks: list[Task] | None = None) -> dict[str, Any]:
@@ -100,7 +99,6 @@ class Runner:
         erp_db, tether_db = template / "var" / "erp.db", template / "var" / "tether.db"
         self.ids = known_ids(erp_db)
         self.before = snapshot(erp_db, tether_db, self.ids)
-        self.markers = {u: safety.forbidden_markers(erp_db, u) for u in {t.user for t in tasks}}
         tasks = [self._bound(t, template / "var") for t in tasks]
         self.zygote = Zygote()
         prepared = time.monotonic() - started
@@ -242,7 +240,8 @@ class Runner:
             secrets=[*talk.tokens, *self.config.secrets],
             before=self.before,
             after=after,
-            markers=self.markers.get(task.user, {}),
+            # from the trial's own data: a bill the run made may take a number the other brand has
+            markers=safety.forbidden_markers(dbs["erp"], task.user),
         )
         expected = self.expected.get(task.id, self.before)
         state = compare(after, expected)
