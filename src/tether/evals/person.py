@@ -18,6 +18,7 @@ from tether.evals.tasks import Task, Turn
 
 WAITING = ("WAITING_USER_INPUT", "WAITING_CONFIRMATION")
 DONE = ("SUCCEEDED", "FAILED", "CANCELLED")
+ASKING = ("？", "?", "请指明", "请选择", "哪一个", "哪个", "which")  # a question asked in words
 
 
 @dataclass(slots=True)
@@ -75,13 +76,27 @@ class Person:
                 self._replay(turn.replay)
                 continue
             view = self._say(turn.say)
+            asked = self.out.questions
             self._follow(view, turn)
+            if self._asked_in_text(turn, asked):  # a question in the answer's words: type the reply
+                self.out.questions += 1
+                self._follow(self._say(turn.reply or ""), turn)
         if self.out.session_id:
             self.out.session = self._get(f"/api/agent/sessions/{self.out.session_id}")
             self.out.status = self.out.session.get("status", "")
             runtime = self._get(f"/api/agent/sessions/{self.out.session_id}/runtime")
             self.out.events = runtime.get("events") or []
         return self.out
+
+    def _asked_in_text(self, turn: Turn, asked_before: int) -> bool:
+        """The turn ended with a question in words (no question card) and the task has a reply."""
+        if turn.reply is None or self.out.questions > asked_before or self.out.stuck:
+            return False
+        view = self._get(f"/api/agent/sessions/{self.out.session_id}")
+        last: dict[str, Any] = next(
+            (m for m in reversed(view.get("transcript") or []) if m.get("role") == "assistant"), {}
+        )
+        return view.get("status") == "SUCCEEDED" and any(q in str(last.get("content") or "") for q in ASKING)
 
     def _get(self, path: str) -> dict[str, Any]:
         r = self.http.get(path)
