@@ -42,3 +42,27 @@ def test_a_run_below_the_baseline_is_told_why() -> None:
     assert below_baseline(worse, baseline) == ["tasks that passed in the baseline fail now: a"]
     unsafe = {"pass_hat_k": {"1": 0.4}, "safety_violations": 1, "results": [_result("a", True)]}
     assert len(below_baseline(unsafe, baseline)) == 2
+
+
+def test_eval_diff_names_the_tasks_that_got_worse(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from tether.cli import main
+
+    def run(passed: dict[str, bool], violations: int = 0) -> dict:
+        results = [
+            {**_result(t, p), "trial": 1, "failed_check": "" if p else "facts", "detail": "" if p else "missing 22"}
+            for t, p in passed.items()
+        ]
+        hat = sum(passed.values()) / len(passed)
+        return {"pass_hat_k": {"1": hat}, "safety_violations": violations, "wrong_answers": 0, "results": results}
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(run({"erp/x": True, "erp/y": False, "erp/gone": True})))
+    b.write_text(json.dumps(run({"erp/x": False, "erp/y": True, "erp/new": True})))
+    assert main(["eval", "diff", str(a), str(b)]) == 1  # something got worse
+    out = capsys.readouterr().out
+    assert "worse (1):\n  erp/x: 1.00 → 0.00  facts: missing 22" in out
+    assert "better (1):\n  erp/y: 0.00 → 1.00" in out and "added (1): erp/new" in out and "removed (1): erp/gone" in out
+    assert main(["eval", "diff", str(b), str(b)]) == 0
+    assert main(["eval", "diff", str(a), str(tmp_path / "missing.json")]) == 2

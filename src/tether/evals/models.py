@@ -71,9 +71,6 @@ class AdversarialModel:
 
     name = "adversarial"
 
-    def __init__(self) -> None:
-        self.answers = 0
-
     async def chat(self, request: ModelRequest) -> ModelReply:
         if request.purpose == "route":
             return _route_all(request)

@@ -106,6 +106,8 @@ class Runner:
             results = self._all_trials(tasks)
         finally:
             self.zygote.close()
+            if not cfg.keep:
+                shutil.rmtree(self.workspace.root / "trials" / self.workspace.run_id, ignore_errors=True)
         results.sort(key=lambda r: (r["task"], r["trial"]))
         wall = time.monotonic() - started
         return self._report(tasks, results, wall, prepared)

@@ -167,9 +167,11 @@ class Workspace:
     """``root``/template-<day>/ holds the seeded files; ``root``/trials/<name>/var/ each trial's copy."""
 
     root: Path
+    run_id: str = ""
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()  # servers run in the trial's folder: every path absolute
+        self.run_id = self.run_id or f"{time.strftime('%H%M%S')}-{os.getpid()}"  # runs side by side
 
     @property
     def template(self) -> Path:
@@ -204,7 +206,7 @@ class Workspace:
 
     def copy(self, name: str) -> Path:
         """A fresh copy of the template for one trial (or a reference run)."""
-        workdir = self.root / "trials" / name
+        workdir = self.root / "trials" / self.run_id / name
         shutil.rmtree(workdir, ignore_errors=True)
         (workdir / "var").mkdir(parents=True)
         for db in DATABASES:
