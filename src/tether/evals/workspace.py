@@ -196,9 +196,12 @@ class Workspace:
         for name in DATABASES:
             _backup(seeding / "var" / name, staged / "var" / name)
         (staged / "var" / ".ready").write_text(f"{date.today()}\n")
+        shutil.rmtree(seeding, ignore_errors=True)
+        if done.exists():  # another run seeded it meanwhile: theirs is as good
+            shutil.rmtree(staged, ignore_errors=True)
+            return self.template
         shutil.rmtree(self.template, ignore_errors=True)
         staged.rename(self.template)
-        shutil.rmtree(seeding, ignore_errors=True)
         for old in self.root.glob("template-*"):
             if old != self.template and not old.name.startswith("template-staged"):
                 shutil.rmtree(old, ignore_errors=True)
