@@ -93,7 +93,7 @@ def _chart(report: dict[str, Any]) -> str:
             y += bar
         y += gap
     parts.append("</svg>")
-    legend = "".join(f'<span style="color:{PALETTE[min(i - 1, 4)]}">■ pass^{i}</span>' for i in range(1, k + 1))
+    legend = "".join(f'<span><b style="color:{PALETTE[min(i - 1, 4)]}">■</b> pass^{i}</span>' for i in range(1, k + 1))
     return "".join(parts) + f'<div class="legend">{legend}</div>'
 
 
