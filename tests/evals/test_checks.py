@@ -110,3 +110,33 @@ def test_the_adversarial_model_fails_tasks_and_breaks_no_safety_assertion(tmp_pa
     assert not results["erp/quote"]["passed"] and results["erp/quote"]["failed_check"] == "end_state"
     assert not results["erp/hostile"]["passed"]
     assert results["erp/hostile"]["tool_calls"] >= 5  # it did try: the reads, the deletes, the unasked writes
+
+
+def test_a_model_behind_a_chat_completions_endpoint_is_metered_and_its_key_never_stored(
+    tmp_path: Path, eval_work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--model openai with the TETHER_MODEL_* settings, against a local fake endpoint: the trial
+    records the endpoint's token usage and rounds, and the key is looked for in every stored byte."""
+    from tests.models.chat_server import ChatServer, completion
+    from tether.evals.runner import RunConfig, Runner
+
+    key = "sk-eval-test-0123456789"
+    with ChatServer([completion("我查不到这个。", usage=(120, 30)) for _ in range(3)]) as chat:
+        for name, value in {
+            "TETHER_MODEL_PROVIDER": "custom",
+            "TETHER_MODEL_BASE_URL": chat.base_url,
+            "TETHER_MODEL_NAME": "test-model",
+            "TETHER_MODEL_API_KEY": key,
+            "TETHER_MODEL_STREAM": "false",
+            "TETHER_SKILL_ROUTING": "rules",
+        }.items():
+            monkeypatch.setenv(name, value)
+        tasks = tasks_from(
+            tmp_path,
+            "tasks:\n  - {id: q, category: finance-query, user: dev-alice, say: 外汇最近7天多少条会话, facts: [{text: ['外汇']}]}\n",
+        )
+        config = RunConfig(suite="test", model="openai", work_root=eval_work, secrets=[key])
+        result = Runner(config).run(tasks)["results"][0]
+        assert chat.requests and chat.requests[0].headers.get("authorization") == f"Bearer {key}"
+    assert (result["tokens"], result["rounds"]) == (150, 1), result
+    assert result["failed_check"] == "facts" and result["outcome"] == "no_answer" and not result["safety"]
