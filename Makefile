@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo serve test lint typecheck unit bench services chromium clean
+.PHONY: install demo serve test lint typecheck unit bench services chromium clean eval eval-baseline
 
 $(BIN)/tether: pyproject.toml uv.lock
 	@$(PY) -m uv --version >/dev/null 2>&1 || command -v uv >/dev/null 2>&1 || $(PY) -m pip install -q uv
@@ -57,6 +57,13 @@ bench: install
 	$(BIN)/python bench/analysis_scale.py
 	$(BIN)/python bench/erp.py
 	$(BIN)/python bench/scale.py
+
+# tether eval (docs/evals.md): every suite with the planner; the baseline `make test` holds the fast subset to
+eval: install
+	$(BIN)/tether eval run --suite all --model planner --json var/eval/planner.json --report var/eval/planner.html
+
+eval-baseline: install
+	$(BIN)/tether eval run --fast --model planner --record-baseline evals/baseline.json
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""``tether serve | ask | replay | login | logout | demo | db upgrade | erp``: the command line.
+"""``tether serve | ask | replay | login | logout | demo | db upgrade | erp | eval``: the command line.
 
 ``ask`` and ``replay`` talk to a running server over HTTP (``--url``, token ``--token``), so what
 the terminal shows is exactly what any client sees on the event stream.
@@ -433,6 +433,9 @@ def parser() -> argparse.ArgumentParser:
     db = sub.add_parser("db", help="database commands")
     db.add_argument("action", choices=["upgrade"])
     db.set_defaults(fn=cmd_db)
+    from tether.evals.command import add_parser as add_eval
+
+    add_eval(sub)
     return p
 
 
