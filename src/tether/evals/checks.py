@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tether.erp_demo.forms import QUERY_VIEWS
 from tether.evals.oracles import check_fact
 from tether.evals.person import Conversation
 from tether.evals.safety import Violation
@@ -18,22 +19,7 @@ from tether.evals.state import StateDiff
 from tether.evals.tasks import Task
 
 DATA_TOOLS = ("read_form_data", "lookup_record", "query_data")
-VIEW_FORMS = {
-    "viw_customer": "1001",
-    "viw_supplier": "1002",
-    "viw_material": "1003",
-    "viw_quotation": "2001",
-    "viw_sales_order": "2002",
-    "viw_delivery": "2003",
-    "viw_sales_invoice": "2004",
-    "viw_receipt": "2005",
-    "viw_purchase_order": "3001",
-    "viw_inbound": "3002",
-    "viw_inventory": "4001",
-    "viw_safety_stock": "4002",
-    "viw_ar_aging": "5001",
-    "viw_ap": "5002",
-}
+VIEW_FORMS = QUERY_VIEWS  # the demo ERP's own view → form map (line views count as their form)
 _VIEW = re.compile(r"\bviw_[a-z_]+\b", re.I)
 PAGING = ("page", "page_size", "order", "order_by", "fields")
 
