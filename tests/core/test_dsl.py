@@ -100,7 +100,7 @@ def test_failed_replay_step_stops_and_is_logged(db_url: str) -> None:
             async def broken(args: dict[str, object], ctx: object) -> object:
                 raise RuntimeError("the echo service is down")
 
-            echo.run = broken  # type: ignore[assignment]
+            echo.run = broken
             result = await h.replayer.execute(s.last_dsl_id or "", ALICE, {"text": "beta"})
             assert result["status"] == "FAILED" and "the echo service is down" in result["error"]
             assert (await h.store.executions(s.last_dsl_id or ""))[0]["status"] == "FAILED"

@@ -16,11 +16,11 @@ from tether.core.turn import Limits
 from tether.models.scripted import calls, failure, text
 
 
-def body(message: dict) -> dict:  # type: ignore[type-arg]
+def body(message: dict) -> dict:
     return json.loads(message["content"])
 
 
-def test_several_calls_in_one_message_run_in_order_each_answered(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_several_calls_in_one_message_run_in_order_each_answered(db_url: str) -> None:
     async def main() -> None:
         replies = [calls(("add", {"a": 1, "b": 2}, "c1"), ("echo", {"text": "hi"}, "c2")), text("3 and hi")]
         async with harness(db_url, replies) as h:
@@ -38,7 +38,7 @@ def test_several_calls_in_one_message_run_in_order_each_answered(db_url: str) ->
     asyncio.run(main())
 
 
-def test_async_call_waits_while_its_sibling_still_runs(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_async_call_waits_while_its_sibling_still_runs(db_url: str) -> None:
     async def main() -> None:
         replies = [calls(("slow_job", {"label": "x"}, "j1"), ("add", {"a": 2, "b": 2}, "c2")), text("done")]
         async with harness(db_url, replies) as h:
@@ -58,7 +58,7 @@ def test_async_call_waits_while_its_sibling_still_runs(db_url: str) -> None:  # 
     asyncio.run(main())
 
 
-def test_several_pending_jobs_resume_only_after_the_last(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_several_pending_jobs_resume_only_after_the_last(db_url: str) -> None:
     async def main() -> None:
         replies = [calls(("slow_job", {"label": "a"}, "j1"), ("slow_job", {"label": "b"}, "j2")), text("both")]
         async with harness(db_url, replies) as h:
@@ -81,7 +81,7 @@ def test_several_pending_jobs_resume_only_after_the_last(db_url: str) -> None:  
     asyncio.run(main())
 
 
-def test_failed_job_result_goes_to_the_model(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_failed_job_result_goes_to_the_model(db_url: str) -> None:
     async def main() -> None:
         replies = [calls(("slow_job", {"label": "a"}, "j1")), text("the job failed, sorry")]
         async with harness(db_url, replies) as h:
@@ -107,7 +107,7 @@ def test_failed_job_result_goes_to_the_model(db_url: str) -> None:  # type: igno
         (("add", "[1, 2]"), "must be a JSON object"),
     ],
 )
-def test_bad_calls_come_back_to_the_model_as_error_results(db_url: str, call, expected) -> None:  # type: ignore[no-untyped-def]
+def test_bad_calls_come_back_to_the_model_as_error_results(db_url: str, call: tuple[str, Any], expected: str) -> None:
     async def main() -> None:
         replies = [calls((call[0], call[1], "bad")), calls(("add", {"a": 1, "b": 1}, "good")), text("fixed")]
         async with harness(db_url, replies) as h:
@@ -123,7 +123,7 @@ def test_bad_calls_come_back_to_the_model_as_error_results(db_url: str, call, ex
 
 
 @pytest.mark.parametrize(("tool_name", "expected"), [("boom", "disk on fire"), ("hang", "timed out after 0.2s")])
-def test_a_raising_or_hanging_tool_gives_an_error_result(db_url: str, tool_name, expected) -> None:  # type: ignore[no-untyped-def]
+def test_a_raising_or_hanging_tool_gives_an_error_result(db_url: str, tool_name: str, expected: str) -> None:
     async def main() -> None:
         async with harness(db_url, [calls((tool_name, {}, "t")), text("ok")]) as h:
             s = await h.start()
@@ -142,7 +142,7 @@ def test_a_raising_or_hanging_tool_gives_an_error_result(db_url: str, tool_name,
     asyncio.run(main())
 
 
-def test_model_failures_are_retried_then_the_turn_fails_readably(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_model_failures_are_retried_then_the_turn_fails_readably(db_url: str) -> None:
     async def main() -> None:
         async with harness(db_url, [failure("503 from endpoint"), text("recovered")]) as h:
             s = await h.start()
@@ -159,7 +159,7 @@ def test_model_failures_are_retried_then_the_turn_fails_readably(db_url: str) ->
     asyncio.run(main())
 
 
-def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:
     async def main() -> None:
         loop_forever = [calls(("add", {"a": 1, "b": 1})) for _ in range(3)]
         async with harness(db_url, loop_forever, limits=Limits(max_rounds=3)) as h:
@@ -173,7 +173,7 @@ def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:  # type: ig
             assert len(tool_messages(s)) == 5  # refused calls are still answered
             assert_valid_transcript(s)
 
-        async def slow(_request):  # type: ignore[no-untyped-def]
+        async def slow(_request: Any) -> Any:
             await asyncio.sleep(2)
             return text("late")
 
@@ -184,7 +184,7 @@ def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:  # type: ig
     asyncio.run(main())
 
 
-def test_question_and_proposal_pause_the_session(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_question_and_proposal_pause_the_session(db_url: str) -> None:
     async def main() -> None:
         replies = [calls(("ask", {"question": "Which month?"}, "q1")), text("March it is")]
         async with harness(db_url, replies) as h:
@@ -207,7 +207,7 @@ def test_question_and_proposal_pause_the_session(db_url: str) -> None:  # type: 
     asyncio.run(main())
 
 
-def test_events_are_persisted_with_contiguous_sequence_and_a_valid_order(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_events_are_persisted_with_contiguous_sequence_and_a_valid_order(db_url: str) -> None:
     async def main() -> None:
         async with harness(db_url, [calls(("add", {"a": 1, "b": 2})), text("3")]) as h:
             s = await h.start()
@@ -221,7 +221,7 @@ def test_events_are_persisted_with_contiguous_sequence_and_a_valid_order(db_url:
     asyncio.run(main())
 
 
-def test_credentials_never_reach_transcript_or_events(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_credentials_never_reach_transcript_or_events(db_url: str) -> None:
     secret = "s3cr3t-credential-value"
 
     async def main() -> None:
@@ -234,11 +234,11 @@ def test_credentials_never_reach_transcript_or_events(db_url: str) -> None:  # t
     asyncio.run(main())
 
 
-def test_a_second_message_while_running_is_refused(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_message_while_running_is_refused(db_url: str) -> None:
     async def main() -> None:
         gate = asyncio.Event()
 
-        async def wait_for_gate(_request):  # type: ignore[no-untyped-def]
+        async def wait_for_gate(_request: Any) -> Any:
             await gate.wait()
             return text("first")
 
@@ -291,7 +291,7 @@ def test_a_stored_but_unapplied_result_is_applied_by_a_retry_or_the_sweep(db_url
     asyncio.run(main())
 
 
-def test_a_turn_longer_than_its_lease_keeps_it_renewed(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_turn_longer_than_its_lease_keeps_it_renewed(db_url: str) -> None:
     """The driver renews the lease while a slow tool runs: no sweep (here or on another replica)
     takes the session as abandoned, and the turn's own commits still land."""
     seen: list[list[str]] = []
@@ -318,7 +318,7 @@ def test_a_turn_longer_than_its_lease_keeps_it_renewed(db_url: str) -> None:  # 
     asyncio.run(main())
 
 
-def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None:
     """DESIGN §3: state is persisted before the next external call. Read back from the store at
     the moment the model is called: at the first call the new session and its TURN_STARTED are
     stored; after an answer, the answered tool message and the resumed turn's start are."""
@@ -345,7 +345,7 @@ def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None
             rig["h"] = h
             message = f"test durability {id(rig)}"
             s = await h.start(message)
-            assert s.status is Status.WAITING_USER_INPUT
+            assert s.status is Status.WAITING_USER_INPUT and s.pending_interaction is not None
             iid = s.pending_interaction["interactionId"]
             s = await h.runtime.complete_interaction(s.session_id, ALICE, iid, {"answer": "blue"})
             assert s.status is Status.SUCCEEDED, s.last_error

@@ -90,7 +90,7 @@ def test_the_estimate_counts_cjk_characters_one_each_and_other_text_four_to_a_to
 
 def test_the_tool_specs_estimate_follows_what_the_specs_say() -> None:
     """Kept per (names, descriptions, parameters objects): a changed spec is estimated afresh."""
-    params = {"type": "object", "properties": {"order_id": {"type": "string"}}}
+    params: dict[str, Any] = {"type": "object", "properties": {"order_id": {"type": "string"}}}
 
     def specs(description: str) -> list[dict[str, Any]]:
         return [{"type": "function", "function": {"name": "t", "description": description, "parameters": params}}]

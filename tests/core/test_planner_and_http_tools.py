@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable
 from typing import Any
 
 import httpx
@@ -106,7 +107,7 @@ def test_a_result_asking_to_call_again_repeats_the_step_then_the_plan_moves_on()
     moved_on = chat([user, call, again, call, tool_msg({"tool": "a", "kind": "value", "data": {"id": "id-9"}})])
     assert moved_on.tool_calls[0].name == "b" and json.loads(moved_on.tool_calls[0].arguments)["ref"] == "id-9"
     # bounded: a tool that keeps asking is not called for ever
-    history = [user]
+    history: list[dict[str, Any]] = [user]
     for _ in range(10):
         reply = chat([*history])
         if not reply.tool_calls or reply.tool_calls[0].name != "a":
@@ -140,7 +141,7 @@ def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
 def test_a_coded_tool_error_is_answered_from_its_packs_message_in_the_language_asked() -> None:
     messages = {"x.no_bill": {"zh": "没有找到{form} {bill_no}。", "en": "There is no {form} {bill_no}."}}
     planner = PlannerModel([extractor], messages=messages)
-    call = {"role": "assistant", "tool_calls": [{"id": "c"}]}
+    call: dict[str, Any] = {"role": "assistant", "tool_calls": [{"id": "c"}]}
 
     def answer(question: str, data: dict[str, Any]) -> str:
         history = [{"role": "user", "content": question}, call, tool_msg({"tool": "a", "kind": "error", "data": data})]
@@ -199,6 +200,11 @@ def test_schema_validator_fills_defaults() -> None:
 CTX = ToolContext(Owner("alice", "t1"), "ses-1", "turn-1", "call-1", {}, credential="cred-xyz")
 
 
+async def awaited(result: Awaitable[Any]) -> Any:
+    """A tool's ``run`` is typed to return an awaitable; ``asyncio.run`` wants a coroutine."""
+    return await result
+
+
 def test_local_http_tool_dispatches_in_process() -> None:
     async def handler(body: dict[str, Any], ctx: ToolContext) -> Any:
         return {"doubled": body["n"] * 2, "user": ctx.owner.user_id}
@@ -211,7 +217,7 @@ def test_local_http_tool_dispatches_in_process() -> None:
         base_url="local://tools",
         local={"/double": handler},
     )
-    assert asyncio.run(t.run(t.validate({"n": 4}), CTX)) == {"doubled": 8, "user": "alice"}
+    assert asyncio.run(awaited(t.run(t.validate({"n": 4}), CTX))) == {"doubled": 8, "user": "alice"}
 
 
 def test_remote_http_tool_sends_identity_and_credential_over_http() -> None:
@@ -230,11 +236,11 @@ def test_remote_http_tool_sends_identity_and_credential_over_http() -> None:
         base_url="http://erp.local/v1",
         client=client,
     )
-    assert asyncio.run(t.run({"n": 1}, CTX)) == {"ok": True}
+    assert asyncio.run(awaited(t.run({"n": 1}, CTX))) == {"ok": True}
     assert seen[0].headers["x-tether-user"] == "alice" and seen[0].headers["authorization"] == "Bearer cred-xyz"
     broken = http_tool("x", "d", {"properties": {}}, "/down", base_url="http://erp.local/v1", client=client)
     with pytest.raises(Exception, match="answered 503"):
-        asyncio.run(broken.run({}, CTX))
+        asyncio.run(awaited(broken.run({}, CTX)))
 
 
 def test_the_planner_streams_its_answer_when_asked() -> None:
