@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -54,7 +54,7 @@ def _fresh_server_database(kind: str) -> Iterator[str]:
         admin.dispose()
 
 
-def fresh_database(kind: str, folder: Path) -> Iterator[str]:
+def fresh_database(kind: str, folder: Path) -> Generator[str, None, None]:
     """A fresh, empty database of ``kind`` (a SQLite file in ``folder``), dropped afterwards."""
     if kind == "sqlite":
         yield f"sqlite:///{folder / 'tether.db'}"

@@ -126,7 +126,7 @@ def test_with_redis_down_the_budgets_are_not_applied_and_the_log_says_so(
 ) -> None:
     """An outage of the counter store must not refuse every user: the turns run, loudly."""
     model = ScriptedModel([text("one", usage=Usage(500, 5)), text("two")])
-    settings = {"user_daily_tokens": 100, "redis_url": "redis://127.0.0.1:1/0"}  # nothing listens there
+    settings: dict[str, Any] = {"user_daily_tokens": 100, "redis_url": "redis://127.0.0.1:1/0"}  # nothing listens there
     with caplog.at_level(logging.WARNING, logger="tether.abuse"), app(tmp_path, model, **settings) as client:
         assert ask(client, ALICE).json()["status"] == "SUCCEEDED"
         assert ask(client, ALICE).json()["status"] == "SUCCEEDED"

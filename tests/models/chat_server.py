@@ -16,7 +16,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ class Reply:
 
     status: int = 200
     body: dict[str, Any] | None = None
-    events: list[dict[str, Any] | str] | None = None
+    events: Sequence[dict[str, Any] | str] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     event_delay_s: float = 0.0

@@ -185,7 +185,7 @@ def test_a_whole_turn_on_each_server(sqlite_url: str, case: Case) -> None:  # th
 async def test_a_misconfigured_server_is_reported_with_what_to_change(
     provider: str, rules: Any, says: str, retryable: bool
 ) -> None:
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "add 2 and 3"},
         {
             "role": "assistant",

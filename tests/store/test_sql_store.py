@@ -176,7 +176,7 @@ async def test_the_state_holds_only_what_differs_from_a_new_session(db_url: str)
             assert (back.selected_skill_ids, back.summary, back.summary_upto) == (["prices"], "摘要", 3)
             assert back.pending_interaction == s.pending_interaction and back.answered_interactions == ["int-0"]
 
-            whole = {
+            whole: dict[str, Any] = {
                 "globalContext": {"k": 1}, "selectedSkillIds": [], "pendingInteraction": None, "waitingJobIds": [],
                 "currentTurnId": "turn-9", "lastError": None, "lastDslId": None, "summary": None, "summaryUpto": 0,
                 "answered": [],
