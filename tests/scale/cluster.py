@@ -175,7 +175,8 @@ class Cluster:
         return self
 
     def stop(self) -> None:
-        for p in [*self.workers, *self.replicas]:
+        processes: list[WorkerProcess | ServerProcess] = [*self.workers, *self.replicas]
+        for p in processes:
             p.stop()
 
     def alive(self) -> list[ServerProcess]:

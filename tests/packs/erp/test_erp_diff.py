@@ -75,7 +75,11 @@ def test_master_diff_names_the_current_reference() -> None:
 
 
 def test_lines_are_matched_by_line_number_or_material() -> None:
-    wanted = [{"line_no": 2, "qty": 4}, {"material_id": "m1", "unit_price": 17}, {"material_id": "m3", "qty": 1}]
+    wanted: list[dict[str, Any]] = [
+        {"line_no": 2, "qty": 4},
+        {"material_id": "m1", "unit_price": 17},
+        {"material_id": "m3", "qty": 1},
+    ]
     merged, changes, problems = merge_lines(CONFIG, LINES, wanted, {})
     assert problems == []
     assert merged == [

@@ -146,9 +146,9 @@ def test_a_proposal_over_mcp_is_a_draft_op_that_executes_nothing(erp_server: Erp
         with erp_server.erp_direct(token) as erp:
             record = erp.get(f"/getBusinessDataById/2001/{bill['sId']}").json()
         assert record["master"]["remark"] == "原备注"  # nothing was executed
-        session = c.get(f"/api/agent/sessions/{body['sessionId']}").json()
-        assert session["pendingInteraction"]["kind"] == "proposal"
-        assert [st["toolId"] for st in session["executedSteps"]] == ["propose_write"]
+        stored = c.get(f"/api/agent/sessions/{body['sessionId']}").json()
+        assert stored["pendingInteraction"]["kind"] == "proposal"
+        assert [st["toolId"] for st in stored["executedSteps"]] == ["propose_write"]
     with erp_server.client(erp_server.token("sales02")) as other:  # another user does not see it
         assert other.get(f"/api/ops/{op_id}").status_code == 404
 

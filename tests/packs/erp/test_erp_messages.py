@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from tests.packs.erp.conftest import ErpServer, answer_of, runtime_events
 from tether.core.messages import ModelRequest
@@ -70,7 +71,7 @@ def test_a_forms_problems_are_coded_each_with_the_label_a_person_knows() -> None
         ],
     }
     data = {"error": error.message, "code": error.error_code, "params": error.params}
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "新建一张报价单"},
         {"role": "assistant", "tool_calls": [{"id": "c"}]},
         {"role": "tool", "content": json.dumps({"tool": "propose_write", "kind": "error", "data": data})},

@@ -106,7 +106,7 @@ def test_stopped_erp_is_503_not_401_and_everything_is_there_when_it_is_back(up: 
         assert httpx.get(f"{up.url}/api/health").status_code == 200  # tether itself is up
 
         erp.start(timeout=120)
-        back = wait_until(lambda: (r := c.get("/api/agent/sessions")).status_code == 200 and r, timeout=30)
+        back = wait_until(lambda: r if (r := c.get("/api/agent/sessions")).status_code == 200 else None, timeout=30)
         assert s["sessionId"] in [item["sessionId"] for item in back.json()["items"]]  # same token, same list
         again = c.get(f"/api/agent/sessions/{s['sessionId']}").json()
         assert again["status"] == "SUCCEEDED" and again["transcript"] == s["transcript"]
