@@ -113,7 +113,8 @@ FILTERED_SQL = (
     "SELECT bill_no, bill_date, customer_name, salesman_name, total_amount FROM viw_sales_order "
     "WHERE status = 'examined' AND total_amount >= 20000 ORDER BY bill_date DESC LIMIT 20"
 )
-READS = (  # (user, form, filters, page_size), shaped like the offline planner's stock / receivables reads
+# (user, form, filters, page_size), shaped like the offline planner's stock / receivables reads
+READS: tuple[tuple[str, str, dict[str, Any], int], ...] = (
     ("wh01", "4001", {"warehouse_name": "成品"}, 20),
     ("fin01", "5001", {"min_overdue_days": 1}, 100),
 )

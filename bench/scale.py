@@ -190,7 +190,7 @@ async def step_cost(url: str, sessions: int) -> dict[str, Any]:
     from tether.store import SqlStore
 
     sys.path.insert(0, str(PACK.parent))
-    from scalepack.pack import lookup  # type: ignore[import-not-found]
+    from scalepack.pack import lookup
 
     marks: dict[str, list[float]] = {}
 

@@ -219,7 +219,10 @@ class Runner:
     async def approve(self, session_id: str, op_id: str) -> str:
         """The reviewer's request: confirm, then the answer as a client reads it, from the
         session's event stream (events are published after their commit: the answer is durable)."""
+        from tether.bus import Subscription
+
         events = self.runtime.deps.bus.subscribe(session_id)
+        assert isinstance(events, Subscription)  # the bench's bus is in-process: its queue can be drained
         try:
             view = await self.ops.confirm(op_id, self.identity)
             await self.runtime.drain()  # the auto op's execution and the model's answer
