@@ -5,6 +5,8 @@ change behind it. Every module under ``src/tether/packs/`` and ``examples/`` is 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,16 @@ def test_the_check_sees_every_kind_of_import() -> None:
         "tether.app.auth",
         "tether.models.planner",
     ]
+
+
+def test_importing_the_pack_surface_does_not_load_the_web_framework() -> None:
+    """A pack's tools and CLI commands import ``tether.pack`` without FastAPI; ``IdentityDep``
+    (a FastAPI dependency) loads it on first use, for a pack's routes."""
+    probe = (
+        "import sys, tether.pack\n"
+        "print(sorted(m for m in ('fastapi', 'starlette') if m in sys.modules))\n"
+        "tether.pack.IdentityDep\n"
+        "print('fastapi' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["[]", "True"]
