@@ -21,6 +21,8 @@ What is here:
 - a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``, and its own
   Alembic history: ``PackMigrations`` (``Pack.migrations``), ``alembic_env`` (its ``env.py``),
   ``upgrade_pack`` (for a pack's own commands that run without the server);
+- commands: ``add_pack_commands`` adds what each installed pack declares under the
+  ``tether.commands`` entry-point group (``tether finance``, ``tether erp``) to ``tether``'s own;
 - the SQL sandbox: ``guard``, ``GuardCache``, ``Policy``, ``GuardedQuery``, ``SqlRejected``,
   ``ReadOnlyExecutor``, ``QueryResult``.
 """
@@ -57,6 +59,7 @@ from tether.models.planner import Extractor, PlannerQuestion, render
 from tether.ops.executor import OpExecutor
 from tether.ops.model import Op, OpOutcome, new_op_id
 from tether.ops.proposal import draft_op, propose_op
+from tether.pack_commands import add_pack_commands
 from tether.pack_migrate import PackMigrations, alembic_env, upgrade_pack
 from tether.sqlguard import GuardCache, GuardedQuery, Policy, SqlRejected, guard
 from tether.sqlguard.executor import QueryFailed, QueryResult, ReadOnlyExecutor
@@ -101,6 +104,7 @@ __all__ = [
     "ToolError",
     "Unauthorized",
     "Unavailable",
+    "add_pack_commands",
     "alembic_env",
     "create_read_engine",
     "draft_op",

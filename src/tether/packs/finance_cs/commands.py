@@ -8,8 +8,6 @@ import os
 import sys
 from typing import Any
 
-from tether.pack import upgrade_pack
-
 # the URL the pack's tools hand out for callbacks, as in `tether ask --url`
 PUBLIC_URL = os.environ.get("TETHER_URL", "http://127.0.0.1:8000")
 
@@ -32,6 +30,7 @@ def add_commands(sub: Any) -> None:
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
+    from tether.pack import upgrade_pack
     from tether.packs.finance_cs.data import create_schema
     from tether.packs.finance_cs.generator import generate
     from tether.packs.finance_cs.pack import migrations, open_finance
@@ -50,6 +49,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Segment every conversation the finance keyword index lacks (all of them with --rebuild)."""
+    from tether.pack import upgrade_pack
     from tether.packs.finance_cs import keyword_index
     from tether.packs.finance_cs.data import create_schema
     from tether.packs.finance_cs.pack import migrations, open_finance
