@@ -56,13 +56,13 @@ from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolErr
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
 from tether.models.planner import Extractor, PlannerQuestion, render
-from tether.ops.executor import OpExecutor
+from tether.ops.executor_port import OpExecutor
 from tether.ops.model import Op, OpOutcome, new_op_id
 from tether.ops.proposal import draft_op, propose_op
 from tether.pack_commands import add_pack_commands
 from tether.pack_migrate import PackMigrations, alembic_env, upgrade_pack
 from tether.sqlguard import GuardCache, GuardedQuery, Policy, SqlRejected, guard
-from tether.sqlguard.executor import QueryFailed, QueryResult, ReadOnlyExecutor
+from tether.sqlguard.readonly import QueryFailed, QueryResult, ReadOnlyExecutor
 from tether.store.database import create_read_engine, normalize_url
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from tether.core.runtime import Runtime
 from tether.core.session import Identity, Owner
 from tether.core.telemetry import OP_CONFIRM, OP_EXECUTE, NoTelemetry, Telemetry
 from tether.errors import Conflict, NotFound, ToolError
-from tether.ops.executor import OpExecutor
+from tether.ops.executor_port import OpExecutor
 from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
 from tether.ops.recording import Recording
 from tether.ops.store import SqlOpStore
