@@ -16,7 +16,7 @@ from tether.abuse import EndLoginAttempts
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.limits import LimitRequestBody
-from tether.app.routes import agui, callbacks, chat, dsl, events, metrics, ops, sessions, tools
+from tether.app.routes import agui, callbacks, chat, dsl, events, login, metrics, ops, sessions, tools
 from tether.app.text import RejectUnpairedSurrogates
 from tether.core.ports import ChatModel
 from tether.interop.mcp_server import TetherMcp
@@ -86,6 +86,7 @@ def create_app(
         ops.router,
         agui.router,
         chat.router,
+        login.router,
     ):
         app.include_router(r)
     for pack in services.packs:
