@@ -42,6 +42,7 @@ class ServerProcess:
     Another ``tether`` server command (``tether erp serve``) sets ``command`` and ``health_path``:
     it is up once that path answers at all."""
 
+    launcher: tuple[str, ...] = ("-m", "tether.cli")  # what python runs: tether's CLI, or a test's wrapper of it
     command: tuple[str, ...] = ("serve",)
     health_path = "/api/health"
 
@@ -68,7 +69,7 @@ class ServerProcess:
             log.write(f"\n===== start #{self.starts} =====\n".encode())
             log.flush()
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tether.cli", *self.command, "--host", "127.0.0.1", "--port", str(self.port)],
+                [sys.executable, *self.launcher, *self.command, "--host", "127.0.0.1", "--port", str(self.port)],
                 cwd=self.workdir,
                 env=self.env,
                 stdout=log,

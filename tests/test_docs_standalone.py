@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUTSIDE = re.compile(r"\.\./shared|\bshared/(?:DESIGN|bench|seeds)|\bseeds/\d|/work/")
+OUTSIDE = re.compile(r"\.\./shared|\bshared/(?:DESIGN|bench|seeds)|\bseeds/\d|/work/|\bDESIGN §")  # no DESIGN file here
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 

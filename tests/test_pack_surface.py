@@ -1,27 +1,33 @@
 """A pack imports nothing of tether's but ``tether.pack`` (and its own package), so the core can
-change behind it. Every module under ``src/tether/packs/`` and ``examples/`` is parsed: a new pack
-(``src/tether/packs/erp/``, say) is held to this the moment its files exist."""
+change behind it. Every module under ``src/tether/packs/``, ``src/tether/erp_demo/`` (the demo
+ERP, loaded as a pack) and ``examples/`` is parsed: a new pack (``src/tether/packs/erp/``, say) is
+held to this the moment its files exist."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKS = ROOT / "src" / "tether" / "packs"
+ERP_DEMO = ROOT / "src" / "tether" / "erp_demo"
 EXAMPLES = ROOT / "examples"
 SURFACE = "tether.pack"
 
 
 def _modules() -> list[Path]:
-    return sorted([*PACKS.rglob("*.py"), *EXAMPLES.rglob("*.py")])
+    return sorted([*PACKS.rglob("*.py"), *ERP_DEMO.rglob("*.py"), *EXAMPLES.rglob("*.py")])
 
 
 def own_package(path: Path) -> str | None:
     """``tether.packs.<name>`` for a module of that pack; ``tether.packs`` for the folder's own
-    ``__init__``; ``None`` outside ``src/tether/packs`` (the examples have no tether package)."""
+    ``__init__``; ``tether.erp_demo`` for the demo ERP's; ``None`` for the examples (no tether package)."""
+    if path.is_relative_to(ERP_DEMO):
+        return "tether.erp_demo"
     if not path.is_relative_to(PACKS):
         return None
     parts = path.relative_to(PACKS).parts
@@ -64,6 +70,7 @@ def forbidden(source: str, own: str | None) -> list[tuple[int, str]]:
 def test_there_are_packs_to_check() -> None:
     modules = [p.relative_to(ROOT).parts for p in _modules()]
     assert any(parts[:4] == ("src", "tether", "packs", "finance_cs") for parts in modules)
+    assert any(parts[:3] == ("src", "tether", "erp_demo") for parts in modules)
     assert any(parts[0] == "examples" for parts in modules)
 
 
@@ -79,6 +86,7 @@ def test_a_pack_imports_only_the_pack_surface(path: Path) -> None:
 def test_the_check_sees_every_kind_of_import() -> None:
     assert own_package(PACKS / "erp" / "tools" / "forms.py") == "tether.packs.erp"
     assert own_package(EXAMPLES / "pack.py") is None
+    assert own_package(ERP_DEMO / "db.py") == "tether.erp_demo"
     source = (
         "import tether.core.tools\n"
         "from tether.store.database import normalize_url\n"
@@ -101,3 +109,16 @@ def test_the_check_sees_every_kind_of_import() -> None:
         "tether.app.auth",
         "tether.models.planner",
     ]
+
+
+def test_importing_the_pack_surface_does_not_load_the_web_framework() -> None:
+    """A pack's tools and CLI commands import ``tether.pack`` without FastAPI; ``IdentityDep``
+    (a FastAPI dependency) loads it on first use, for a pack's routes."""
+    probe = (
+        "import sys, tether.pack\n"
+        "print(sorted(m for m in ('fastapi', 'starlette') if m in sys.modules))\n"
+        "tether.pack.IdentityDep\n"
+        "print('fastapi' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["[]", "True"]

@@ -1,4 +1,6 @@
-"""``tether serve | ask | replay | login | logout | demo | db upgrade | erp | eval``: the command line.
+"""``tether serve | ask | replay | login | logout | demo | doctor | mcp | db | audit | eval``: the
+command line, plus what each installed pack adds (``tether.pack_commands``: the finance
+pack's ``finance`` and ``worker``, the demo ERP's ``erp``). It imports no pack.
 
 ``ask`` and ``replay`` talk to a running server over HTTP (``--url``, token ``--token``), so what
 the terminal shows is exactly what any client sees on the event stream.
@@ -233,119 +235,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_finance_seed(args: argparse.Namespace) -> int:
-    from tether.pack import upgrade_pack
-    from tether.packs.finance_cs.data import create_schema
-    from tether.packs.finance_cs.generator import generate
-    from tether.packs.finance_cs.pack import migrations, open_finance
-
-    fin = open_finance(DEFAULT_URL)
-    upgrade_pack(migrations(fin.settings))
-    create_schema(fin.repo.engine)
-    existing = fin.repo.count()
-    if existing and not args.append:
-        print(f"customer_session already holds {existing} rows; pass --append to add more", file=sys.stderr)
-        return 1
-    written = generate(fin.repo.engine, rows=args.rows, days=args.days, seed=args.seed)
-    print(f"wrote {written} conversations over {args.days} days to {fin.settings.database_url.split('@')[-1]}")
-    return 0
-
-
-def cmd_finance_index(args: argparse.Namespace) -> int:
-    """Segment every conversation the finance keyword index lacks (all of them with --rebuild)."""
-    from tether.pack import upgrade_pack
-    from tether.packs.finance_cs import keyword_index
-    from tether.packs.finance_cs.data import create_schema
-    from tether.packs.finance_cs.pack import migrations, open_finance
-
-    fin = open_finance(DEFAULT_URL)
-    upgrade_pack(migrations(fin.settings))
-    create_schema(fin.repo.engine)
-    if args.rebuild:
-        keyword_index.clear(fin.state.engine)
-    written = keyword_index.index_pending(fin.state.engine)
-    print(f"indexed {written} conversations in {fin.settings.database_url.split('@')[-1]}")
-    return 0
-
-
-def cmd_worker(args: argparse.Namespace) -> int:
-    """Run the finance analysis worker apart from the server (TETHER_FINANCE_WORKER=off there)."""
-    import asyncio
-    import signal
-
-    from tether.packs.finance_cs.pack import open_finance, prepare
-    from tether.packs.finance_cs.worker import AnalysisWorker
-
-    fin = open_finance(DEFAULT_URL)
-    prepare(fin)
-
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        print("analysis worker running; Ctrl-C to stop", flush=True)
-        await AnalysisWorker(fin).run(stop)
-
-    asyncio.run(main())
-    return 0
-
-
-def cmd_erp_serve(args: argparse.Namespace) -> int:
-    """The demo ERP as its own process, mounted under /erp like inside ``tether serve``."""
-    from contextlib import asynccontextmanager
-
-    import anyio
-    import uvicorn
-    from fastapi import FastAPI
-
-    from tether.erp_demo import ErpDemo, ErpSettings
-    from tether.erp_demo.settings import agent_key_of
-
-    settings = ErpSettings()
-    erp = ErpDemo(settings, agent_key=agent_key_of(settings.agent_key, embedded=False))
-    if erp.agent_key is None:
-        print(
-            "! TETHER_ERP_AGENT_KEY is unset: a user's token alone can carry out that user's staged ops "
-            "through /ai/execStaging; set the same key here and in tether",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> Any:
-        counts = await anyio.to_thread.run_sync(erp.prepare)
-        if counts:
-            print(f"seeded the demo ERP: {sum(counts.values())} rows", flush=True)
-        yield
-        erp.close()
-
-    app = FastAPI(title="tether demo ERP", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    app.mount("/erp", erp.asgi)
-    where = erp.settings.database_url.split("@")[-1]
-    print(f"demo ERP at http://{args.host}:{args.port}/erp (database {where})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=os.environ.get("TETHER_LOG_LEVEL", "info").lower())
-    return 0
-
-
-def cmd_erp_seed(_args: argparse.Namespace) -> int:
-    from tether.erp_demo import ErpDemo, ErpSettings
-
-    erp = ErpDemo(ErpSettings())
-    try:
-        counts = erp.prepare()
-    finally:
-        erp.close()
-    where = erp.settings.database_url.split("@")[-1]
-    if not counts:
-        print(f"the demo ERP at {where} is ready (already seeded, or TETHER_ERP_SEED=off)")
-        return 0
-    for table, n in counts.items():
-        print(f"  {table:<22} {n:>6}")
-    print(f"seeded the demo ERP at {where}: {sum(counts.values())} rows")
-    return 0
-
-
 def cmd_mcp(args: argparse.Namespace) -> int:
     """MCP over stdio for one caller: --token, TETHER_TOKEN or the saved login (never a default)."""
     import asyncio
@@ -405,27 +294,6 @@ def parser() -> argparse.ArgumentParser:
     for sp, fn in ((login, cmd_login), (logout, cmd_logout)):
         sp.add_argument("--url", default=DEFAULT_URL)
         sp.set_defaults(fn=fn)
-    finance = sub.add_parser("finance", help="finance pack commands")
-    fsub = finance.add_subparsers(dest="action", required=True)
-    seed = fsub.add_parser("seed", help="generate the demo customer-session data set (TETHER_FINANCE_DATABASE_URL)")
-    seed.add_argument("--rows", type=int, default=20_000)
-    seed.add_argument("--days", type=int, default=180)
-    seed.add_argument("--seed", type=int, default=7, help="random seed (same seed, same data)")
-    seed.add_argument("--append", action="store_true", help="add rows to a table that is not empty")
-    seed.set_defaults(fn=cmd_finance_seed)
-    index = fsub.add_parser("index", help="segment the conversations the keyword index lacks")
-    index.add_argument("--rebuild", action="store_true", help="drop the index first (after a lexicon change)")
-    index.set_defaults(fn=cmd_finance_index)
-    worker = sub.add_parser("worker", help="run the finance analysis worker in this process")
-    worker.set_defaults(fn=cmd_worker)
-    erp = sub.add_parser("erp", help="the demo ERP (TETHER_ERP_DATABASE_URL)")
-    esub = erp.add_subparsers(dest="action", required=True)
-    erp_serve = esub.add_parser("serve", help="run the demo ERP alone, under /erp")
-    erp_serve.add_argument("--host", default="127.0.0.1")
-    erp_serve.add_argument("--port", type=int, default=8697)
-    erp_serve.set_defaults(fn=cmd_erp_serve)
-    erp_seed = esub.add_parser("seed", help="create the ERP's tables and views and seed the demo company")
-    erp_seed.set_defaults(fn=cmd_erp_seed)
     audit = sub.add_parser("audit", help="audit log commands")
     audit.add_argument("action", choices=["verify"])
     audit.add_argument("--head", help="a head hash printed by an earlier verify: it must still be in the chain")
@@ -434,8 +302,10 @@ def parser() -> argparse.ArgumentParser:
     db.add_argument("action", choices=["upgrade"])
     db.set_defaults(fn=cmd_db)
     from tether.evals.command import add_parser as add_eval
+    from tether.pack_commands import add_pack_commands
 
     add_eval(sub)
+    add_pack_commands(sub)  # `tether finance …`, `tether worker`, `tether erp …`: from the packs
     return p
 
 

@@ -18,9 +18,14 @@ from tether.core.session import Identity, Owner
 
 class IdentityProvider(Protocol):
     """Resolves a bearer token to an identity, or ``None`` when it does not know the token.
-    It raises ``Unauthorized`` only for a token it recognises as its own but refuses."""
+    It raises ``Unauthorized`` only for a token it recognises as its own but refuses.
+
+    ``password_login``: the path of the provider's username-and-password login (it answers
+    ``{"token", …}``), or ``None`` when its tokens come from elsewhere; the chat page offers what
+    the providers declare (``GET /api/auth/methods``)."""
 
     name: str
+    password_login: str | None
 
     async def identify(self, token: str) -> Identity | None: ...
 
@@ -29,6 +34,7 @@ class DevTokenProvider:
     """Fixed bearer tokens from settings (``TETHER_DEV_TOKENS``): the embedded default's users."""
 
     name = "dev"
+    password_login: str | None = None
 
     def __init__(self, tokens: dict[str, dict[str, Any]]) -> None:
         self.tokens = tokens
@@ -45,9 +51,20 @@ class ProviderChain:
     """Tries each provider in order; the first identity wins."""
 
     name = "chain"
+    password_login: str | None = None
 
     def __init__(self, providers: list[IdentityProvider]) -> None:
         self.providers = list(providers)
+
+    def login_methods(self) -> list[dict[str, str]]:
+        """How a person can log in: each provider's password login, in order, then a bearer token
+        (any provider's: a dev token, or one obtained elsewhere)."""
+        methods = [
+            {"kind": "password", "provider": p.name, "url": p.password_login}
+            for p in self.providers
+            if p.password_login
+        ]
+        return [*methods, {"kind": "token"}]
 
     async def identify(self, token: str) -> Identity | None:
         for provider in self.providers:

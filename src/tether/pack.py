@@ -14,12 +14,15 @@ What is here:
 - writes: ``Op``, ``OpOutcome``, ``new_op_id``, ``draft_op``, ``propose_op`` (a draft in the op queue) and the
   ``OpExecutor`` port a pack implements to carry confirmed ops out (``Pack.op_executors``);
 - the offline planner's hooks: ``Extractor``, ``PlannerQuestion``, ``render``;
-- identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes;
+- identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes (imported
+  on first use: ``import tether.pack`` alone does not load FastAPI);
 - errors: ``ToolError``, ``InvalidInput``, ``NotFound``, ``Conflict``, ``Unauthorized``, ``Unavailable``,
   ``ConfigError``;
 - a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``, and its own
   Alembic history: ``PackMigrations`` (``Pack.migrations``), ``alembic_env`` (its ``env.py``),
   ``upgrade_pack`` (for a pack's own commands that run without the server);
+- commands: ``add_pack_commands`` adds what each installed pack declares under the
+  ``tether.commands`` entry-point group (``tether finance``, ``tether erp``) to ``tether``'s own;
 - the SQL sandbox: ``guard``, ``GuardCache``, ``Policy``, ``GuardedQuery``, ``SqlRejected``,
   ``ReadOnlyExecutor``, ``QueryResult``.
 """
@@ -34,11 +37,10 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_settings import BaseSettings as PackSettings
 
-from tether.app.auth import IdentityDep
 from tether.core.session import Identity, Owner
 from tether.core.tools import (
     AsyncJobStarted,
@@ -54,13 +56,17 @@ from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolErr
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
 from tether.models.planner import Extractor, PlannerQuestion, render
-from tether.ops.executor import OpExecutor
+from tether.ops.executor_port import OpExecutor
 from tether.ops.model import Op, OpOutcome, new_op_id
 from tether.ops.proposal import draft_op, propose_op
+from tether.pack_commands import add_pack_commands
 from tether.pack_migrate import PackMigrations, alembic_env, upgrade_pack
 from tether.sqlguard import GuardCache, GuardedQuery, Policy, SqlRejected, guard
-from tether.sqlguard.executor import QueryFailed, QueryResult, ReadOnlyExecutor
+from tether.sqlguard.readonly import QueryFailed, QueryResult, ReadOnlyExecutor
 from tether.store.database import create_read_engine, normalize_url
+
+if TYPE_CHECKING:
+    from tether.app.auth import IdentityDep
 
 __all__ = [
     "AsyncJobStarted",
@@ -98,6 +104,7 @@ __all__ = [
     "ToolError",
     "Unauthorized",
     "Unavailable",
+    "add_pack_commands",
     "alembic_env",
     "create_read_engine",
     "draft_op",
@@ -120,9 +127,6 @@ class PackEnv:
 
     settings: Any
     public_url: str
-
-    def __getitem__(self, key: str) -> Any:  # packs written against the earlier dict env
-        return getattr(self, key)
 
 
 Hook = Callable[[Any], Awaitable[None]]
@@ -164,6 +168,16 @@ def process_secret(name: str) -> str:
     shown: what two parts mounted in one ``tether serve`` share when no key is configured (the
     demo ERP and the ERP pack: ``erp-agent-key``)."""
     return secrets.token_urlsafe(32)
+
+
+def __getattr__(name: str) -> Any:
+    """``IdentityDep`` is a FastAPI dependency: imported when a pack's routes ask for it, so that
+    ``import tether.pack`` (a pack's tools, its CLI commands) does not pull in the web framework."""
+    if name == "IdentityDep":
+        from tether.app.auth import IdentityDep
+
+        return IdentityDep
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _module(ref: str) -> Any:

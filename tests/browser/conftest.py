@@ -155,7 +155,7 @@ class Session:
     def login_erp(self, username: str, password: str) -> None:
         page = self.page
         page.wait_for_selector("#login[open]")
-        page.click("#tab-erp")
+        page.click("#tab-password")
         page.fill("#login-user", username)
         page.fill("#login-pass", password)
         page.click("#login-submit")

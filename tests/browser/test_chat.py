@@ -644,7 +644,10 @@ def test_english_switch_labels_and_keyboard(chat: Any, chat_server: ServerProces
     s = chat(chat_server)
     s.open()
     page = s.page
-    assert page.evaluate("document.activeElement.id") == "login-user"  # the dialog takes the focus
+    page.wait_for_selector("#login[open]")  # once the page knows the server's login methods
+    # no pack here offers a password login (GET /api/auth/methods): only the token tab, focused
+    assert page.is_hidden("#tab-password") and page.get_attribute("#tab-token", "aria-selected") == "true"
+    assert page.evaluate("document.activeElement.id") == "login-token"  # the dialog takes the focus
     s.login_token()
     assert page.get_attribute("#messages", "role") == "log"
     assert page.get_attribute("#sidebar", "aria-label") == "会话"

@@ -34,7 +34,7 @@ def test_a_locked_out_user_reads_why_and_when_on_the_login_form(
     s.open()
     page = s.page
     page.wait_for_selector("#login[open]")
-    page.click("#tab-erp")
+    page.click("#tab-password")
     page.fill("#login-user", "sales05")
     page.fill("#login-pass", "666666")
     page.click("#login-submit")

@@ -319,7 +319,7 @@ def test_a_turn_longer_than_its_lease_keeps_it_renewed(db_url: str) -> None:
 
 
 def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None:
-    """DESIGN §3: state is persisted before the next external call. Read back from the store at
+    """State is persisted before the next external call. Read back from the store at
     the moment the model is called: at the first call the new session and its TURN_STARTED are
     stored; after an answer, the answered tool message and the resumed turn's start are."""
     found: list[tuple[str, list[str], list[str]]] = []

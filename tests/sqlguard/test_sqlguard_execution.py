@@ -9,7 +9,7 @@ import pytest
 
 from tests.sqlguard.sqlguard_support import DIALECTS, TENANT, allowed, policy, rows, url_dialect
 from tether.sqlguard import Policy, Reason, SqlRejected, guard
-from tether.sqlguard.executor import ReadOnlyExecutor
+from tether.sqlguard.readonly import ReadOnlyExecutor
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 

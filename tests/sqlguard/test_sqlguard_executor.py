@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.sqlguard.sqlguard_support import rows, url_dialect
-from tether.sqlguard.executor import Failure, QueryFailed, ReadOnlyExecutor
+from tether.sqlguard.readonly import Failure, QueryFailed, ReadOnlyExecutor
 
 WRITES = [
     "INSERT INTO viw_customer (sBrandsId, sCustomerId, sName) VALUES ('B001', 'X', 'x')",

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from tests.sqlguard.sqlguard_support import policy
 from tether.sqlguard import Reason, SqlRejected, guard
-from tether.sqlguard.executor import ReadOnlyExecutor
+from tether.sqlguard.readonly import ReadOnlyExecutor
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 

@@ -16,7 +16,7 @@ from tests.sqlguard.sqlguard_support import seed
 from tests.sqlguard.test_sqlguard_executor import REOPEN, SLOW, WRITES, _counts
 from tether.errors import ConfigError
 from tether.sqlguard import GuardedQuery
-from tether.sqlguard.executor import Failure, QueryFailed, ReadOnlyExecutor
+from tether.sqlguard.readonly import Failure, QueryFailed, ReadOnlyExecutor
 
 READ = "SELECT sBrandsId, COUNT(*) FROM viw_sales_order GROUP BY sBrandsId ORDER BY sBrandsId"
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.sqlguard.sqlguard_support import TENANT, TENANT_TABLES, assert_tenant_filtered, policy
 from tether.sqlguard import guard
-from tether.sqlguard.executor import ReadOnlyExecutor
+from tether.sqlguard.readonly import ReadOnlyExecutor
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 

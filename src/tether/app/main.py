@@ -16,7 +16,7 @@ from tether.abuse import EndLoginAttempts
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.limits import LimitRequestBody
-from tether.app.routes import agui, chat, dsl, events, metrics, ops, runtime, sessions, tools
+from tether.app.routes import agui, callbacks, chat, dsl, events, login, metrics, ops, sessions, tools
 from tether.app.text import RejectUnpairedSurrogates
 from tether.core.ports import ChatModel
 from tether.interop.mcp_server import TetherMcp
@@ -79,13 +79,14 @@ def create_app(
     for r in (
         sessions.router,
         events.router,
-        runtime.router,
+        callbacks.router,
         dsl.router,
         tools.router,
         metrics.router,
         ops.router,
         agui.router,
         chat.router,
+        login.router,
     ):
         app.include_router(r)
     for pack in services.packs:

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from tether.store.database import normalize_url
+from tether.pack import normalize_url
 
 
 def create_engine(url: str) -> sa.Engine:

@@ -9,14 +9,14 @@ session; over stdio the token comes from ``--token``, ``TETHER_TOKEN`` or the sa
 server does not start without one.
 
 Tools that only make sense inside a turn are not offered: ``load_skill`` and async tools with no
-``poll_url`` (no session would take their callback).
+``poll_url`` (no session would take their callback). A call answers as ``POST /tools/{name}`` does
+(``tether.direct_call``: ``toolId``, ``kind``, ``data``; ``tool`` is the old alias of ``toolId``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -30,9 +30,9 @@ from starlette.types import Receive, Scope, Send
 
 from tether import __version__
 from tether.core.answers import accept_answer_of
-from tether.core.messages import ToolCall
-from tether.core.session import Identity, new_id
-from tether.core.tools import JobTicket, Tool, ToolContext
+from tether.core.session import Identity
+from tether.core.tools import Tool
+from tether.direct_call import call_tool, callable_directly, tool_answer
 from tether.errors import InvalidInput, Unauthorized, Unavailable
 from tether.identity import IdentityProvider
 from tether.wiring import Services
@@ -42,7 +42,6 @@ INSTRUCTIONS = (
     "tether's governed tools. Every call runs with your identity and grants; business data is bounded "
     "to what you may see. Writes are proposals: confirming one is a person's action in tether, not a tool."
 )
-HIDDEN = frozenset({"load_skill"})
 # tools that ask a person: elicited from the MCP client's user where it supports elicitation,
 # returned as structured content (the question or form) otherwise
 PERSON_TOOLS = frozenset({"ask_user", "collect_form"})
@@ -95,8 +94,8 @@ class TetherMcp:
 
     def offered(self) -> list[Tool]:
         registry = self.services.registry
-        tools = [registry.get(n) for n in registry.names() if n not in HIDDEN]
-        return [t for t in tools if t is not None and not (t.is_async and t.poll_url is None)]
+        tools = [registry.get(n) for n in registry.names()]
+        return [t for t in tools if t is not None and callable_directly(t)]
 
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         await self._caller(ctx)
@@ -133,7 +132,7 @@ class TetherMcp:
         title = f"MCP: {name}"
         s = await self.services.runtime.start_tool_session(who, name, args, title, via="mcp")
         pending = s.pending_entries()
-        base = {"tool": name, "sessionId": s.session_id, "status": s.status.value}
+        base = {"toolId": name, "tool": name, "sessionId": s.session_id, "status": s.status.value}
         if pending and pending[0]["kind"] == "proposal":
             proposal = dict(pending[0]["payload"])
             op_id = str(proposal.get("opId", ""))
@@ -164,7 +163,7 @@ class TetherMcp:
         message, schema = elicitation(kind, payload)
         reply = await session.elicit_form(message, schema, related_request_id=ctx.request_id)
         if reply.action != "accept":
-            return _result({"tool": tool.name, "kind": "value", "data": {"action": reply.action}})
+            return _result(tool_answer(tool.name, "value", {"action": reply.action}))
         answer: dict[str, Any] = (
             {"answer": (reply.content or {}).get("answer")} if kind == "question" else {"values": reply.content or {}}
         )
@@ -173,25 +172,12 @@ class TetherMcp:
         except InvalidInput as exc:
             problems = getattr(exc, "problems", None)
             data = {"error": exc.message, "problems": problems, "retryable": True}
-            return _result({"tool": tool.name, "kind": "error", "data": data})
-        return _result({"tool": tool.name, "kind": "value", "data": {"action": "accept", **answer}})
+            return _result(tool_answer(tool.name, "error", data))
+        return _result(tool_answer(tool.name, "value", {"action": "accept", **answer}))
 
     async def run_tool(self, who: Identity, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """One call through the pipeline as the caller, exactly as ``POST /tools/{name}`` runs it."""
-
-        async def detached_ticket() -> JobTicket:
-            return JobTicket(f"job-{secrets.token_hex(18)}", "", "")
-
-        call = ToolCall(new_id("call"), name, json.dumps(args, ensure_ascii=False))
-        context = {"_provider": who.provider, "_via": "mcp"}
-        tc = ToolContext(who.owner, "", "mcp", call.id, context, who.grants, who.credential, issue_job=detached_ticket)
-        outcome = await self.services.deps.pipeline.run(call, frozenset({name}), tc, lambda *_: None)
-        tool = self.services.registry.get(name)
-        body: dict[str, Any] = {"tool": name, "kind": outcome.kind, "data": outcome.data}
-        if outcome.kind == "async_job" and tool is not None and tool.poll_url is not None:
-            job_id = outcome.data["externalJobId"]
-            body |= {"jobId": job_id, "pollUrl": tool.poll_url.replace("{job_id}", job_id)}
-        return body
+        return await call_tool(self.services, who, name, args, via="mcp")
 
     # ---- streamable HTTP ----------------------------------------------------------------------------
 
@@ -296,7 +282,7 @@ def _result(body: dict[str, Any]) -> types.CallToolResult:
 
 
 def _error(message: str) -> types.CallToolResult:
-    return _result({"tool": "", "kind": "error", "data": {"error": message, "retryable": False}})
+    return _result(tool_answer("", "error", {"error": message, "retryable": False}))
 
 
 async def serve_stdio(settings: Any, token: str) -> int:

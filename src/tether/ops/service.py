@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +28,7 @@ from tether.core.runtime import Runtime
 from tether.core.session import Identity, Owner
 from tether.core.telemetry import OP_CONFIRM, OP_EXECUTE, NoTelemetry, Telemetry
 from tether.errors import Conflict, NotFound, ToolError
-from tether.ops.executor import OpExecutor
+from tether.ops.executor_port import OpExecutor
 from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
 from tether.ops.recording import Recording
 from tether.ops.store import SqlOpStore
@@ -37,15 +36,17 @@ from tether.store.audit import SqlAuditLog
 from tether.store.writer import Write
 
 log = logging.getLogger("tether.ops")
-# test-only: TETHER_FAILPOINT=op-after-execute kills the process (SIGKILL) right after the business
-# system executed an op and before tether recorded the outcome (the crash-safety test)
-FAILPOINT_ENV = "TETHER_FAILPOINT"
 EXPIRED = "the proposal expired before it was confirmed; propose again"
 
 
-def _failpoint(name: str) -> None:
-    if os.environ.get(FAILPOINT_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+# called with a point's name where a crash would leave the op half-recorded ("op-after-execute":
+# the business system executed it, tether has not recorded the outcome); a crash-safety test
+# passes one that kills the process there
+Failpoint = Callable[[str], None]
+
+
+def no_failpoint(_name: str) -> None:
+    """Production: nothing happens at a failpoint."""
 
 
 def _not_cancellable(op: Op) -> Conflict:
@@ -67,8 +68,10 @@ class OpService(Recording):
         ttl_s: float = 86_400.0,
         lease_s: float = 30.0,
         telemetry: Telemetry | None = None,
+        failpoint: Failpoint = no_failpoint,
     ) -> None:
         self.telemetry: Telemetry = telemetry or NoTelemetry()
+        self.failpoint = failpoint
         self.store = store
         self.runtime = runtime
         self.audit = audit
@@ -309,7 +312,7 @@ class OpService(Recording):
                 outcome = await self._executor(op).execute(op, who.credential)
             except ToolError as exc:
                 outcome = OpOutcome("failed", error=f"{exc.message}; confirm again to retry")
-            _failpoint("op-after-execute")
+            self.failpoint("op-after-execute")
             span.set("tether.op.status", outcome.status)
             if outcome.status == "failed":
                 span.fail(outcome.error or "the op failed")

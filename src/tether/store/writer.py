@@ -3,7 +3,7 @@
 Coroutines hand the writer a ``Write`` (a function of a DBAPI cursor, plus an optional
 ``after_commit`` to run on the caller's event loop) and wait. The thread drains the queue, runs
 every queued write inside ONE transaction on a raw DBAPI connection and commits once (one fsync
-for the whole batch, DESIGN §7); only then are the waiting coroutines woken. A write that fails
+for the whole batch; docs/runtime.md); only then are the waiting coroutines woken. A write that fails
 (a stale version, a duplicate key) is reported to its own caller only: the transaction is rolled
 back and the rest of the batch is redone, so the others still land.
 

@@ -17,8 +17,9 @@ import pytest
 
 from tests.conftest import fresh_database
 from tests.packs.erp.conftest import ErpServer, facts, get_session, runtime_events, wait_status
-from tests.servers import wait_until
+from tests.servers import ServerProcess, wait_until
 
+FAILPOINT_SERVE = Path(__file__).with_name("serve_with_failpoint.py")
 CUSTOMER = facts.SALES01_CUSTOMER  # C0001, sales01's own customer
 EVERY_DATABASE = [
     "sqlite",
@@ -444,13 +445,14 @@ def check_a_failing_third_line_writes_nothing(server: ErpServer, admin: str) -> 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", EVERY_DATABASE)
 def test_an_op_left_executing_by_a_killed_server_ends_executed_with_the_same_bill(kind: str, tmp_path: Path) -> None:
-    """SIGKILL right after the ERP executed and before tether recorded it (TETHER_FAILPOINT, test
-    only); the owner's next read drives the op again through the idempotent execStaging."""
+    """SIGKILL right after the ERP executed and before tether recorded it (the op service's
+    ``op-after-execute`` failpoint, injected by serve_with_failpoint.py); the owner's next read
+    drives the op again through the idempotent execStaging."""
     for url in fresh_database(kind, tmp_path):
         env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
-        _killed_after_the_erp_executed(
-            ErpServer(tmp_path, TETHER_FAILPOINT="op-after-execute", TETHER_OP_LEASE_S="1", **env)
-        )
+        server = ErpServer(tmp_path, TETHER_OP_LEASE_S="1", **env)
+        server.launcher = (str(FAILPOINT_SERVE), "op-after-execute")
+        _killed_after_the_erp_executed(server)
 
 
 def _killed_after_the_erp_executed(server: ErpServer) -> None:
@@ -465,7 +467,7 @@ def _killed_after_the_erp_executed(server: ErpServer) -> None:
                 c.post(f"/api/ops/{op_id}/confirm")
         assert server.proc is not None
         assert server.proc.wait(timeout=30) == -9  # killed by the failpoint
-        server.env.pop("TETHER_FAILPOINT")
+        server.launcher = ServerProcess.launcher  # the plain tether serve from here on
         server.start(timeout=120)  # the embedded ERP died with it and comes back on the same database
         assert erp_total(server, admin, "2001") == before + 1  # the ERP had executed it
         with server.erp_direct(token) as erp:

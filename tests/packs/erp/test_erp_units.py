@@ -176,7 +176,7 @@ class ViewShapes:
         }
 
     def execute(self, sql: str) -> Any:
-        from tether.sqlguard.executor import QueryResult
+        from tether.sqlguard.readonly import QueryResult
 
         if sql.startswith("SELECT view_name, form_id FROM ai_query_view"):
             return QueryResult(
@@ -189,7 +189,7 @@ class ViewShapes:
 
 
 def test_query_views_are_held_to_the_subsidiary_and_an_own_users_rows() -> None:
-    from tether.packs.erp.query import QueryService
+    from tether.packs.erp.query_data import QueryService
 
     service = QueryService(ViewShapes(), state=None)  # type: ignore[arg-type]
     ctx = ToolContext(

@@ -1,4 +1,4 @@
-"""The op queue's deterministic endpoints (DESIGN §8): confirm, cancel, read, list. No model is
+"""The op queue's deterministic endpoints (docs/writes.md): confirm, cancel, read, list. No model is
 involved; only the proposing identity sees an op (anyone else gets 404, as for an unknown id)."""
 
 from __future__ import annotations

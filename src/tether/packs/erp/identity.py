@@ -48,6 +48,7 @@ def subsidiary_of(tenant: str) -> int | None:
 
 class ErpIdentityProvider:
     name = PROVIDER
+    password_login: str | None = "/api/auth/login"  # the pack's route (routes.py): the ERP login, proxied
 
     def __init__(self, client: ErpClient, cache_s: float = 5.0, max_entries: int = 10_000) -> None:
         self.client = client

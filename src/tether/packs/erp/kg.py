@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from tether.pack import ReadOnlyExecutor
-from tether.packs.erp.query import plain_value
+from tether.packs.erp.query_data import plain_value
 
 L2_VIEWS = ("viw_kg_form_neighbors", "viw_kg_edge_flow")
 L3_VIEWS = ("viw_kg_field_dict",)

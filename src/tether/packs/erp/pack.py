@@ -25,15 +25,15 @@ from tether.pack import (
 )
 from tether.packs.erp.breaker import BreakerMetrics, CircuitBreaker
 from tether.packs.erp.client import ErpClient
-from tether.packs.erp.executor import ErpOpExecutor
 from tether.packs.erp.forms import build_collect_form
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.messages import MESSAGES
+from tether.packs.erp.op_executor import ErpOpExecutor
 from tether.packs.erp.planner_rules import extract
 from tether.packs.erp.prompt import RULES, domain_map
 from tether.packs.erp.proposals import build_propose_write
-from tether.packs.erp.query import QueryService
+from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.ref_search import build_ref_router
 from tether.packs.erp.routes import build_router
 from tether.packs.erp.settings import ErpPackSettings

@@ -18,8 +18,8 @@ from typing import Any
 from tether.pack import Interaction, InvalidInput, Op, Tool, ToolContext, ToolError, draft_op, propose_op, tool
 from tether.packs.erp import authz, messages, refs
 from tether.packs.erp.diff import created_lines, field_changes, merge_lines
-from tether.packs.erp.executor import NAME as EXECUTOR
 from tether.packs.erp.identity import brand_of
+from tether.packs.erp.op_executor import NAME as EXECUTOR
 from tether.packs.erp.schema import check_form_values, describe, detail_fields
 from tether.packs.erp.tools import BILL_NO, Erp, login_guard, no_bill, token
 

@@ -22,7 +22,7 @@ from tether.packs.erp.catalog import FormEntry, search
 from tether.packs.erp.client import ErpClient, LoginExpired
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
-from tether.packs.erp.query import QueryService
+from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.settings import ErpPackSettings
 
 MAX_PAGE_SIZE = 100

@@ -17,7 +17,7 @@ from typing import Any
 from tether.pack import Policy, QueryFailed, SqlRejected, Tool, ToolContext, ToolError, guard, tool
 from tether.packs.erp import plans, reader
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
-from tether.packs.erp.query import QueryService
+from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.tools import Erp, login_guard, token
 
 CATALOG_TTL_S = 60.0

@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tether.pack import Pack, PackMigrations, create_read_engine, normalize_url, upgrade_pack
+from tether.pack import Pack, PackEnv, PackMigrations, create_read_engine, normalize_url, upgrade_pack
 from tether.packs.finance_cs.data import CustomerSessionRepo, create_schema
 from tether.packs.finance_cs.generator import generate
 from tether.packs.finance_cs.planner_rules import extract
@@ -58,8 +58,8 @@ def prepare(fin: Finance) -> int:
     return 0
 
 
-def pack(env: dict[str, Any]) -> Pack:
-    fin = open_finance(env["settings"].public_url)
+def pack(env: PackEnv) -> Pack:
+    fin = open_finance(env.settings.public_url)
     state: dict[str, Any] = {}
 
     async def startup(_services: Any) -> None:

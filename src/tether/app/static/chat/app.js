@@ -304,7 +304,7 @@ function newChat(push) {
   setUrl(null, push);
   setTitle("");
   const messages = clear($("messages"));
-  const hint = profile()?.provider === "erp" ? t("emptyHintErp") : t("emptyHint"); // what this login can ask
+  const hint = tFor("emptyHint", profile()?.provider); // what this login can ask
   messages.append(h("div", { class: "empty", id: "empty" }, h("h2", {}, t("emptyTitle")), h("p", {}, hint)));
   onStatus(null, { ops: null, lastError: null });
   markActive();
@@ -527,7 +527,35 @@ function endOutage() {
   window.clearTimeout(outageTimer);
 }
 
-function openLogin() {
+// A text for one identity provider (key_provider) when the page has one, else the general text.
+function tFor(key, provider) {
+  const own = `${key}_${provider}`;
+  return provider && t(own) !== own ? t(own) : t(key);
+}
+
+// The login methods this server offers (GET /api/auth/methods): an identity provider's
+// username-and-password login (the ERP pack's), and a bearer token. The password tab is shown,
+// and named, only when a provider offers one.
+let passwordLogin = null; // {provider, url}
+const loginMethods = api("/api/auth/methods", { bearer: null, quiet401: true })
+  .then((data) => {
+    passwordLogin = (data.methods || []).find((m) => m.kind === "password") || null;
+  })
+  .catch(() => {
+    passwordLogin = null;
+  })
+  .then(() => {
+    const tab = $("tab-password");
+    tab.hidden = !passwordLogin;
+    if (passwordLogin) {
+      const own = `loginPassword_${passwordLogin.provider}`;
+      tab.dataset.i18n = t(own) !== own ? own : "loginPassword";
+      tab.textContent = t(tab.dataset.i18n);
+    } else selectTab("token");
+  });
+
+async function openLogin() {
+  await loginMethods;
   const dialog = $("login");
   $("login-error").textContent = "";
   if (!dialog.open) dialog.showModal();
@@ -536,22 +564,22 @@ function openLogin() {
 }
 
 function selectTab(which) {
-  const erp = which === "erp";
-  $("tab-erp").setAttribute("aria-selected", String(erp));
-  $("tab-token").setAttribute("aria-selected", String(!erp));
-  $("tab-erp").tabIndex = erp ? 0 : -1;
-  $("tab-token").tabIndex = erp ? -1 : 0;
-  $("pane-erp").hidden = !erp;
-  $("pane-token").hidden = erp;
+  const password = which === "password" && passwordLogin !== null;
+  $("tab-password").setAttribute("aria-selected", String(password));
+  $("tab-token").setAttribute("aria-selected", String(!password));
+  $("tab-password").tabIndex = password ? 0 : -1;
+  $("tab-token").tabIndex = password ? -1 : 0;
+  $("pane-password").hidden = !password;
+  $("pane-token").hidden = password;
 }
 
 function wireLogin() {
-  $("tab-erp").addEventListener("click", () => selectTab("erp"));
+  $("tab-password").addEventListener("click", () => selectTab("password"));
   $("tab-token").addEventListener("click", () => selectTab("token"));
-  for (const tab of [$("tab-erp"), $("tab-token")]) {
+  for (const tab of [$("tab-password"), $("tab-token")]) {
     tab.addEventListener("keydown", (e) => {
       if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
-      const next = tab.id === "tab-erp" ? "token" : "erp";
+      const next = tab.id === "tab-password" || !passwordLogin ? "token" : "password";
       selectTab(next);
       $(`tab-${next}`).focus();
     });
@@ -563,10 +591,10 @@ function wireLogin() {
     e.preventDefault();
     const error = $("login-error");
     error.textContent = "";
-    const erp = $("tab-erp").getAttribute("aria-selected") === "true";
+    const password = $("tab-password").getAttribute("aria-selected") === "true";
     $("login-submit").disabled = true;
     try {
-      if (erp) await loginErp();
+      if (password) await loginPassword();
       else await loginToken();
       $("login-pass").value = "";
       $("login").close();
@@ -579,20 +607,20 @@ function wireLogin() {
   });
 }
 
-async function loginErp() {
+async function loginPassword() {
   const username = $("login-user").value.trim();
   const password = $("login-pass").value;
   if (!username || !password) throw new Error(t("loginMissing"));
   let data;
   try {
-    data = await api("/api/auth/login", { method: "POST", body: { username, password }, bearer: null, quiet401: true });
+    data = await api(passwordLogin.url, { method: "POST", body: { username, password }, bearer: null, quiet401: true });
   } catch (err) {
     if (err.status === 404) throw new Error(t("loginNoErp"));
     if (unavailable(err.status, err.body)) throw new Error(t("loginErpUnavailable"));
     throw new Error(t("loginFailed", { reason: err.message }));
   }
   const user = data.user || {};
-  saveLogin(data.token, { name: user.name || user.username || username, provider: "erp" });
+  saveLogin(data.token, { name: user.name || user.username || username, provider: passwordLogin.provider });
 }
 
 async function loginToken() {

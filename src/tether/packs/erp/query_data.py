@@ -43,7 +43,7 @@ from tether.packs.erp.identity import brand_of, subsidiary_of
 from tether.packs.erp.state import QueryState, question_key
 
 TENANT_COLUMN = "brands_id"
-SUBSIDIARY_COLUMN = "subsidiary_id"  # DESIGN §9: the tenant is brand + subsidiary
+SUBSIDIARY_COLUMN = "subsidiary_id"  # the tenant is brand + subsidiary (docs/erp.md)
 OWN_ROWS_COLUMN = "salesman_id"  # the ERP's row scope (seed §7's jurisdiction): a customer's salesperson
 REPAIRS = 1  # attempts the model gets after a failed query of the same question
 MAX_POLICIES = 4096  # callers' policies kept (grants × tenant × own-rows user)
