@@ -39,7 +39,7 @@ def mcp_call(client: TestClient, name: str, args: dict[str, Any]) -> types.CallT
         mcp.identity = who  # the caller, as over stdio
         return await mcp._call_tool(None, types.CallToolRequestParams(name=name, arguments=args))
 
-    return client.portal.call(call) if client.portal else asyncio.run(call())  # type: ignore[union-attr]
+    return client.portal.call(call) if client.portal else asyncio.run(call())
 
 
 def test_http_and_mcp_answer_one_shape(client: TestClient) -> None:
