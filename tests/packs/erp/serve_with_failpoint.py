@@ -9,8 +9,13 @@ import signal
 import sys
 from typing import Any
 
+from fastapi import FastAPI
+
 import tether.app.main as app_main
 from tether.cli import main
+from tether.core.ports import ChatModel
+from tether.pack import Pack
+from tether.settings import Settings
 
 
 def kill_at(point: str) -> Any:
@@ -24,8 +29,13 @@ def kill_at(point: str) -> Any:
 def serve(point: str, argv: list[str]) -> int:
     build = app_main.create_app
 
-    def create_app(settings: Any) -> Any:
-        app = build(settings)
+    def create_app(
+        settings: Settings | None = None,
+        *,
+        model: ChatModel | None = None,
+        packs: list[Pack] | None = None,
+    ) -> FastAPI:
+        app = build(settings, model=model, packs=packs)
         app.state.services.ops.failpoint = kill_at(point)
         return app
 
