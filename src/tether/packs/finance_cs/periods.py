@@ -40,7 +40,7 @@ _MONTHS = (
 )
 # "in May" / "May 2026": a bare "may" is a verb ("may I see…")
 _EN_MONTH = re.compile(
-    r"\b(?:(in|of|during)\s+)?(" + "|".join(_MONTHS) + r")\b(?:\s*,?\s*(\d{4}))?",
+    r"(?<![a-z])(?:(in|of|during)\s+)?(" + "|".join(_MONTHS) + r")(?![a-z])(?:\s*,?\s*(\d{4}))?",
 )
 # fixed phrases up to now: (words, kind)
 _WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -139,4 +139,13 @@ def date_range(text: str, now: datetime) -> tuple[str, str] | None:
     if found := _english_month(t, now):
         return found
     period = period_of(t, now.date())
-    return _days(period.start, period.end) if period else None
+    if period is None:
+        return None
+    start, end = period.start, period.end
+    if start > now.date() and not re.search(r"\d{4}", period.phrase):  # Q3 asked in March: last year's
+        start, end = _year_before(start), _year_before(end)
+    return _days(start, end)
+
+
+def _year_before(d: date) -> date:
+    return d.replace(year=d.year - 1, day=min(d.day, 28) if d.month == 2 else d.day)
