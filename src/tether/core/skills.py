@@ -2,8 +2,8 @@
 
 A skill is YAML frontmatter (``name``, ``description``, ``allowed-tools``, optional ``keywords``,
 ``plan`` and ``yields-to``) plus a markdown playbook. ``yields-to`` names the skills a skill gives
-way to when the keyword rules pick both (a look-up's "会话" inside an analysis request). Invalid skills are reported with file and reason, never
-silently dropped. Routing asks the model first and falls back to keyword rules when the answer is
+way to when the keyword rules pick both (a look-up's "会话" inside an analysis request). Invalid
+skills are reported with file and reason, never silently dropped. Routing asks the model first and falls back to keyword rules when the answer is
 empty, fails or names unknown ids; the outcome says which path chose what and why.
 """
 
