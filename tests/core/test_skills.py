@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.core.harness import EXTRA_SKILL, TEST_SKILL, harness, tool_messages
-from tether.core.skills import SkillRegistry, SkillRouter, load_skills
+from tether.core.skills import SkillRegistry, SkillRouter, load_skills, select_by_rules
 from tether.models.scripted import ScriptedModel, calls, failure, text
 
 GOOD = """---
@@ -94,6 +94,34 @@ def test_bad_model_routing_falls_back_to_rules_and_says_why(answer, why) -> None
 def test_rules_choose_nothing_when_no_keyword_matches() -> None:
     sel = route(None, "unrelated request")
     assert sel.skill_ids == [] and "no skill keyword" in sel.reason
+
+
+YIELDING = """---
+name: {name}
+description: {name}.
+allowed-tools: [add]
+keywords: [{keywords}]
+{extra}---
+body
+"""
+
+
+def test_a_skill_yields_to_the_one_it_names_when_both_match(tmp_path: Path) -> None:
+    write(tmp_path, "look-up", YIELDING.format(name="look-up", keywords="会话, 多少", extra="yields-to: [analysis]\n"))
+    write(tmp_path, "analysis", YIELDING.format(name="analysis", keywords="分析", extra=""))
+    skills, issues = load_skills([tmp_path])
+    assert issues == [] and next(s for s in skills if s.name == "look-up").yields_to == ("analysis",)
+    registry = SkillRegistry(skills)
+    both = select_by_rules(registry, "分析最近30天的客服会话")
+    assert both.skill_ids == ["analysis"] and "look-up yields to analysis" in both.reason
+    assert select_by_rules(registry, "最近30天有多少会话").skill_ids == ["look-up"]  # alone, it is chosen
+
+
+def test_yielding_to_a_skill_not_chosen_keeps_the_skill(tmp_path: Path) -> None:
+    write(tmp_path, "look-up", YIELDING.format(name="look-up", keywords="会话", extra="yields-to: [analysis]\n"))
+    write(tmp_path, "report", YIELDING.format(name="report", keywords="报告", extra=""))
+    skills, _ = load_skills([tmp_path])
+    assert select_by_rules(SkillRegistry(skills), "会话的报告").skill_ids == ["look-up", "report"]
 
 
 def test_skills_restrict_tools_and_load_skill_widens_them(db_url: str) -> None:

@@ -1,8 +1,9 @@
 """Skills: SKILL.md folders (agentskills.io format), their registry and the router.
 
-A skill is YAML frontmatter (``name``, ``description``, ``allowed-tools``, optional ``keywords``
-and ``plan``) plus a markdown playbook. Invalid skills are reported with file and reason, never
-silently dropped. Routing asks the model first and falls back to keyword rules when the answer is
+A skill is YAML frontmatter (``name``, ``description``, ``allowed-tools``, optional ``keywords``,
+``plan`` and ``yields-to``) plus a markdown playbook. ``yields-to`` names the skills a skill gives
+way to when the keyword rules pick both (a look-up's "会话" inside an analysis request). Invalid
+skills are reported with file and reason, never silently dropped. Routing asks the model first and falls back to keyword rules when the answer is
 empty, fails or names unknown ids; the outcome says which path chose what and why.
 """
 
@@ -37,6 +38,7 @@ class Skill:
     plan_order: int = 50  # where this skill's plan goes when several skills are selected
     path: str = ""
     audience: tuple[str, ...] = ()  # identity providers offered this skill (``identity:``); empty: everyone
+    yields_to: tuple[str, ...] = ()  # skills this one gives way to when the keyword rules pick both
 
     def offered_to(self, provider: str | None) -> bool:
         return provider is None or not self.audience or provider in self.audience
@@ -101,6 +103,7 @@ def parse_skill(path: Path) -> Skill:
         plan_order=order,
         path=str(path),
         audience=_str_list(meta, "identity"),
+        yields_to=_str_list(meta, "yields-to"),
     )
 
 
@@ -164,6 +167,12 @@ def select_by_rules(registry: SkillRegistry, query: str, provider: str | None = 
         if words:
             chosen.append(s.name)
             hits.append(f"{s.name}: {', '.join(words)}")
+    for name in list(chosen):
+        skill = registry.get(name)
+        winner = next((w for w in skill.yields_to if w in chosen), None) if skill else None
+        if winner is not None:
+            chosen.remove(name)
+            hits.append(f"{name} yields to {winner}")
     reason = "keyword match (" + "; ".join(hits) + ")" if hits else "no skill keyword found in the request"
     return Selection(chosen, "rules", reason)
 

@@ -18,10 +18,12 @@ from tether.evals.safety import Violation
 from tether.evals.state import StateDiff
 from tether.evals.tasks import Task
 
-DATA_TOOLS = ("read_form_data", "lookup_record", "query_data")
+# the finance pack's look-up reads data too: its arguments are the filters themselves
+SESSION_QUERY = "query_customer_sessions_mysql"
+DATA_TOOLS = ("read_form_data", "lookup_record", "query_data", SESSION_QUERY)
 VIEW_FORMS = QUERY_VIEWS  # the demo ERP's own view → form map (line views count as their form)
 _VIEW = re.compile(r"\bviw_[a-z_]+\b", re.I)
-PAGING = ("page", "page_size", "order", "order_by", "fields")
+PAGING = ("page", "page_size", "order", "order_by", "fields", "limit", "language")
 
 
 @dataclass(slots=True)
@@ -56,14 +58,17 @@ def data_reads(session: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _filter_problem(task: Task, step: dict[str, Any]) -> str:
-    if task.filters is None or step.get("toolId") != "read_form_data":
+    if task.filters is None or step.get("toolId") not in ("read_form_data", SESSION_QUERY):
         return ""
-    given = (step.get("args") or {}).get("filters") or {}
+    args = step.get("args") or {}
+    given = args if step["toolId"] == SESSION_QUERY else args.get("filters") or {}
     for key, value in given.items():
         if key in PAGING or value in (None, "", []):
             continue
         if key not in task.filters:
-            return f"filter {key}={value!r} on form {step['args'].get('form_id')}: the question holds no such filter"
+            form = step["args"].get("form_id")
+            where = f"form {form}" if form else step["toolId"]
+            return f"filter {key}={value!r} on {where}: the question holds no such filter"
         want = task.filters[key]
         if (
             want is not None

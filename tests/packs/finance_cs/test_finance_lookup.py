@@ -51,7 +51,7 @@ def test_a_named_customer_is_looked_up_and_shown(alice: httpx.Client) -> None:
     assert step["args"].get("start_time") is None, "'latest' is not limited to a default period"
     assert result["data"]["total"] == total > 0
     answer = final_answer(session)
-    assert f"共找到 {total} 条（客户 {customer}）匹配的会话" in answer, answer
+    assert f"共找到 {total} 条（客户 {customer}、不限时间）匹配的会话" in answer, answer
     assert "| 时间 | 渠道 | 客户 | 等级 | 客户问题 |" in answer
     rows = [line for line in answer.splitlines() if line.startswith("| 20")]
     assert len(rows) == min(total, 20) and all(f"| {customer} |" in row for row in rows)
@@ -98,13 +98,30 @@ def test_the_summary_reads_well_in_each_case() -> None:
     }
     q = parse_query({"customerId": "C100023", "businessLine": "precious-metal", "channel": "app"})
     text = summary(q, 1, [rec], None)
-    assert text.startswith("共找到 1 条（客户 C100023、贵金属、渠道 app）匹配的会话，全部如下：")
+    assert text.startswith("共找到 1 条（客户 C100023、贵金属、渠道 app、不限时间）匹配的会话，全部如下：")
     row = text.splitlines()[-1]
     assert row.startswith("| 2026-03-13 10:00 | app | C100023 | 金卡 | 贵金属保证金比例 调整后")
     assert row.count("|") == 6 and row.endswith("… |"), "one line, no stray cell separators, cut short"
     assert summary(q, 0, [], 5).startswith("客户 C100023 有 5 条会话，但没有符合条件")
-    assert summary(parse_query({"channel": "web"}), 0, [], None) == "没有找到符合条件（渠道 web）的会话。"
+    assert summary(parse_query({"channel": "web"}), 0, [], None) == "没有找到符合条件（渠道 web、不限时间）的会话。"
+    week = parse_query({"channel": "web", "startTime": "2026-03-09", "endTime": "2026-03-15"})
+    assert summary(week, 0, [], None) == "没有找到符合条件（渠道 web、2026-03-09 至 2026-03-15）的会话。"
     many = summary(parse_query({}), 4342, [rec] * 20, None)
-    assert many.startswith("共找到 4342 条匹配的会话，以下是最新的 20 条：")
+    assert many.startswith("共找到 4342 条（不限时间）匹配的会话，以下是最新的 20 条：")
     assert len(table([rec] * 30).splitlines()) == 2 + 20
     assert one_line("a\n\tb  c") == "a b c"
+
+
+def test_an_english_question_gets_its_summary_in_english() -> None:
+    rec = {"occurredAt": "2026-03-13T10:00:00", "channel": "app", "customerId": "C100023", "customerTier": "钻石"}
+    q = parse_query({"businessLine": "forex", "customerTier": "钻石", "keywords": ["汇率"], "startTime": "2026-03-08"})
+    text = summary(q, 3, [rec] * 3, None, "en")
+    assert text.startswith(
+        "Found 3 conversations (forex, diamond customers, keywords 汇率, 2026-03-08 to …); all of them:"
+    )
+    assert "| Time | Channel | Customer | Tier |" in text
+    assert summary(parse_query({"customerId": "C1"}), 0, [], 0, "en").startswith("No conversations of customer C1")
+    assert (
+        summary(parse_query({"channel": "web"}), 0, [], None, "en")
+        == "No conversations found matching (channel web, all time)."
+    )

@@ -190,6 +190,7 @@ def test_the_main_question() -> None:
         "top_n": 20,
         "split_by": [],
         "keywords": ["规则调整"],
+        "language": "zh",
     }
 
 

@@ -63,6 +63,12 @@ def test_empty_analysis_renders() -> None:
     empty = analyze([])
     text = render_markdown(empty)
     assert "没有可分析的会话" in text
+    scope = {"businessLine": "credit-card", "keywords": ["盗刷"], "startTime": "2026-11-05 06:44:54", "splitBy": []}
+    named = render_markdown(empty, scope=scope)
+    assert "没有符合条件（信用卡、关键词 盗刷、2026-11-05 至 …）的会话，无从分析" in named, (
+        "it says what matched nothing"
+    )
+    assert "没有符合条件（信用卡、关键词 盗刷" in render_html(empty, scope=scope)
     assert "**会话日期**：—" in text and "None" not in text
     assert render_html(empty).count("<svg") == 3
 

@@ -69,6 +69,7 @@ async def test_a_job_runs_and_calls_back_over_http(fin: Finance, sink: CallbackS
     assert sum(payload["byChannel"].values()) == payload["documents"]
     assert sum(payload["byTier"].values()) == payload["documents"]
     assert "渠道分布" in payload["summary"] and "客户等级分布" in payload["summary"]
+    assert payload["scope"] == "贵金属、不限时间", "the filters and period applied, in words"
     scope, result = fin.state.analysis(payload["analysis_id"], ALICE)
     assert scope["splitBy"] == ["channel", "tier"] and scope["businessLine"] == "precious-metal"
     assert result["documents"] == payload["documents"]
@@ -76,6 +77,20 @@ async def test_a_job_runs_and_calls_back_over_http(fin: Finance, sink: CallbackS
         fin.state.analysis(payload["analysis_id"], BOB)
     job = fin.state.job(job_id)
     assert (job["status"], job["attempts"], job["error"]) == ("done", 1, None)
+
+
+async def test_an_analysis_that_matches_nothing_says_which_filters(fin: Finance, sink: CallbackSink) -> None:
+    filters = {"businessLine": "credit-card", "keywords": ["盗刷"], "startTime": "2026-11-05 00:00:00"}
+    fin.state.save_handle("hdl-empty", ALICE, {**filters, "endTime": "2026-12-05 00:00:00"}, [], 3600)
+    enqueue(fin, sink, "hdl-empty", split_by=["channel"])
+    assert await AnalysisWorker(fin).run_once() is True
+    payload = sink.received[0]["body"]["payload"]
+    assert payload["documents"] == 0
+    assert payload["scope"] == "信用卡、关键词 盗刷、2026-11-05 至 2026-12-05"
+    assert payload["summary"].startswith(
+        "没有符合条件（信用卡、关键词 盗刷、2026-11-05 至 2026-12-05）的会话，无从分析"
+    )
+    assert "渠道分布" not in payload["summary"], "no empty split line"
 
 
 async def test_a_failing_analysis_calls_back_failed_with_the_reason(fin: Finance, sink: CallbackSink) -> None:

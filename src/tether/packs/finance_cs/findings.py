@@ -57,13 +57,16 @@ def _against(term: Mapping[str, Any]) -> str:
     return f"{term['keyword']} {term['share']:.0%}（" + "，".join(parts) + "）"
 
 
-def findings(analysis: Mapping[str, Any], top: int = 5) -> list[str]:
+def findings(analysis: Mapping[str, Any], top: int = 5, scope: str = "") -> list[str]:
     """Plain-text headline findings (unescaped): the change against the previous period, what
     distinguishes the slice (lift against the previous period and the rest of the period), the
-    top keywords (without the terms that define the slice), rising terms, the leading channel."""
+    top keywords (without the terms that define the slice), rising terms, the leading channel.
+    ``scope`` (the filters in words) is named when nothing matched them."""
     keywords = analysis.get("keywords") or []
     lines = [line for line in (previous_finding(analysis),) if line]
     if not keywords:
+        if not analysis.get("documents") and scope:
+            return [f"没有符合条件（{scope}）的会话，无从分析：可以放宽时间、渠道或关键词再试。", *lines]
         return ["没有可分析的会话。", *lines]
     distinct = analysis.get("distinctive") or []
     refs = "及".join(

@@ -13,7 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tether.pack import InvalidInput
 from tether.packs.finance_cs.contrast import LINE_NAMES, REASONS
+from tether.packs.finance_cs.digest import scope_words
 from tether.packs.finance_cs.findings import REFERENCES, findings, lead_keyword
 
 DEFAULT_TITLE = "客服问题关键词分析报告"
@@ -94,13 +96,22 @@ def _scope(analysis: Mapping[str, Any], scope: Mapping[str, Any] | None) -> list
     return rows
 
 
+def _findings(analysis: Mapping[str, Any], scope: Mapping[str, Any] | None) -> list[str]:
+    """The findings; an empty analysis names the filters that matched nothing."""
+    try:
+        words = scope_words(scope) if scope else ""
+    except InvalidInput:  # a scope that is not a query's filters (a hand-made one): no words
+        words = ""
+    return findings(analysis, scope=words)
+
+
 def render_markdown(
     analysis: Mapping[str, Any], title: str = DEFAULT_TITLE, scope: Mapping[str, Any] | None = None
 ) -> str:
     """The report as Markdown; ``scope`` (e.g. the query filters) is listed under the title."""
     out = [f"# {md_escape(title)}", ""]
     out += [f"- **{md_escape(k)}**：{md_escape(v)}" for k, v in _scope(analysis, scope)]
-    out += ["", "## 主要发现", ""] + [f"- {md_escape(line)}" for line in findings(analysis)]
+    out += ["", "## 主要发现", ""] + [f"- {md_escape(line)}" for line in _findings(analysis, scope)]
     keywords = analysis.get("keywords") or []
     distinct = analysis.get("distinctive") or []
     if distinct:
@@ -283,7 +294,7 @@ def render_html(analysis: Mapping[str, Any], title: str = DEFAULT_TITLE, scope: 
     top_kw = lead_keyword(analysis)
     body = [f"<h1>{_h(title)}</h1>", "<table>"]
     body += [f"<tr><th>{_h(k)}</th><td>{_h(v)}</td></tr>" for k, v in _scope(analysis, scope)]
-    body += ["</table>", "<h2>主要发现</h2><ul>"] + [f"<li>{_h(line)}</li>" for line in findings(analysis)]
+    body += ["</table>", "<h2>主要发现</h2><ul>"] + [f"<li>{_h(line)}</li>" for line in _findings(analysis, scope)]
     body.append("</ul>")
     distinct = analysis.get("distinctive") or []
     if distinct:

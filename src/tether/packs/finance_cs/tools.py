@@ -63,11 +63,13 @@ def build_tools(fin: Finance) -> list[Tool]:
         start_time: str | None = None,
         end_time: str | None = None,
         limit: int = 20,
+        language: str = "zh",
     ) -> Any:
         """Filtered query over the customer-session table (works on SQLite, MySQL/MariaDB and
         PostgreSQL): keywords match message, reply or tags; all filters optional; newest first;
-        limit capped at 500; total counts every match; summary is the answer for a person (the
-        count and a table of the latest rows)."""
+        limit capped at 500; total counts every match; summary is the answer for a person in
+        ``language`` (zh or en): the filters and period applied, the count and a table of the
+        latest rows."""
         query = parse_query(
             _filters(
                 keywords=keywords,
@@ -88,7 +90,8 @@ def build_tools(fin: Finance) -> list[Tool]:
             "total": total,
             "returned": len(records),
             "records": [_trim(r) for r in records],
-            "summary": digest.summary(query, total, records, customer_total),
+            "scope": digest.describe(query, "en" if language == "en" else "zh"),
+            "summary": digest.summary(query, total, records, customer_total, "en" if language == "en" else "zh"),
         }
 
     @tool(audited=True, read_only=True)
@@ -199,7 +202,7 @@ def build_tools(fin: Finance) -> list[Tool]:
             "url": f"{base}.html",
             "markdown_url": f"{base}.md",
             "path": str(path.resolve()),
-            "findings": findings(result),
+            "findings": findings(result, scope=digest.scope_words(scope)),
         }
 
     return [

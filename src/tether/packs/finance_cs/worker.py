@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from tether.pack import Owner
+from tether.packs.finance_cs.digest import scope_words
 from tether.packs.finance_cs.findings import findings, previous_finding
 from tether.packs.finance_cs.indexed_analysis import analyze_indexed
 from tether.packs.finance_cs.keyword_index import index_new
@@ -49,7 +50,8 @@ def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[s
     split_by = params.get("split_by") or []
     scope = {**filters, "splitBy": split_by}
     fin.state.save_analysis(analysis_id, owner, scope, result)
-    lines = findings(result)
+    words = scope_words(filters)
+    lines = findings(result, scope=words)
     payload: dict[str, Any] = {
         "analysis_id": analysis_id,
         "documents": result["documents"],
@@ -58,11 +60,14 @@ def compute(fin: Finance, job: dict[str, Any], params: dict[str, Any]) -> dict[s
         "distinctive_keywords": [d["keyword"] for d in result["distinctive"]],
         "excluded_keywords": [e["keyword"] for e in result["excluded"]],
         "split_by": split_by,
+        "scope": words,  # the filters and period applied, in words
     }
     for dim, key in (("channel", "byChannel"), ("tier", "byTier")):
         if dim in split_by or f"customer_{dim}" in split_by:
             groups = sorted(result[key], key=lambda g: -g["documents"])
             payload[key] = {g["group"]: g["documents"] for g in groups}
+            if not groups:
+                continue
             lines.append(
                 ("渠道" if dim == "channel" else "客户等级")
                 + "分布："
