@@ -35,7 +35,10 @@ def _erp_users(out: TextIO) -> None:
     out.write(f"ERP users (password {facts.PASSWORD}; log in with `tether login <user>` or POST /api/auth/login):\n")
     for user, (name, brand, forms, scope) in facts.USERS.items():
         rows = "own customers" if scope == "own" else "all rows"
-        out.write(f"  {user:<8} {name:<6} brand {brand}  forms {','.join(forms)}  ({rows})\n")
+        grants = [f for f in forms if not f.isdigit()]
+        approves = f"  approves: {','.join(grants)}" if grants else ""
+        forms = tuple(f for f in forms if f.isdigit())
+        out.write(f"  {user:<8} {name:<6} brand {brand}  forms {','.join(forms)}  ({rows}){approves}\n")
 
 
 CHAT_USER = "sales01"

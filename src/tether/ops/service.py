@@ -75,6 +75,8 @@ class OpService(Recording):
         self.executors = executors
         self.ttl_s = ttl_s
         self.lease_s = lease_s
+        # the approval gate (tether.ops.approvals), when a policy is configured: set by the wiring
+        self.approvals: Any = None
 
     # ---- proposing (called by a pack's propose tool through ``tether.pack.propose_op``) ------------
 
@@ -132,6 +134,10 @@ class OpService(Recording):
             return view
 
     async def _confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
+        if self.approvals is not None:  # a draft a policy rule matches waits for its approvers instead
+            held: dict[str, Any] | None = await self.approvals.hold(op_id, who)
+            if held is not None:
+                return held
         now = time.time()
         if self.store.sessions is not None and self.audit.sessions is not None:
             found, won = await self._read_and_gate(op_id, who, now)
@@ -246,6 +252,8 @@ class OpService(Recording):
         for op in await self.store.due_drafts(time.time()):
             if (await self._expire(op)).status == "expired":
                 count += 1
+        if self.approvals is not None:
+            count += await self.approvals.sweep()
         return count
 
     # ---- internals --------------------------------------------------------------------------------
