@@ -233,7 +233,7 @@ class ApprovalService:
             self._requesters.pop(op_id, None)
             self.ops._deliver(outcome["op"], None)  # the requester's session: the rejection and its comment
             return self._view(outcome["op"], outcome["request"], {})
-        return await self._refuse(kind, outcome, op_id)
+        return await self._refuse(kind, outcome, op_id, rejecting=True)
 
     async def sweep(self) -> int:
         """End pending requests past their expiry (run by the services' sweep loop)."""
@@ -361,7 +361,7 @@ class ApprovalService:
             return self._view(outcome["op"], outcome["request"], outcome["given"])
         return await self._refuse(kind, outcome, op_id)
 
-    async def _refuse(self, kind: Any, outcome: dict[str, Any], op_id: str) -> dict[str, Any]:
+    async def _refuse(self, kind: Any, outcome: dict[str, Any], op_id: str, rejecting: bool = False) -> dict[str, Any]:
         if kind == "gone":
             raise NotFound("no such op awaiting approval")
         if kind == "no_authority":
@@ -372,7 +372,8 @@ class ApprovalService:
             self.ops._deliver(outcome["op"], None)
             raise Conflict("the approval request expired; the op cannot be approved or rejected (propose again)")
         request, op = outcome["request"], outcome["op"]
-        if request.status == "approved" or op.status in ("confirmed", "executing", "executed", "failed"):
+        approved = request.status == "approved" or op.status in ("confirmed", "executing", "executed", "failed")
+        if approved and not rejecting:
             return self._view(op, request, await self._counted(request))  # approved already: nothing to add
         raise Conflict(f"the op is {op.status} (approval {request.status}); it can no longer be approved or rejected")
 
