@@ -25,7 +25,7 @@ from tether.ops.approvals.source import DEMO_POLICY
 from tether.settings import create_settings
 from tether.store.audit import SqlAuditLog
 
-CREDIT = {"form_id": "1001", "op": "update", "record_id": facts.SALES01_CUSTOMER[0]}
+CREDIT = {"form_id": "1001", "op": "update", "record_id": "cus-1-00001"}  # C0001, sales01's customer
 
 
 @pytest.fixture
@@ -77,8 +77,8 @@ def _client(url: str, token: str) -> httpx.Client:
 
 
 def _proposed(c: httpx.Client) -> tuple[str, str]:
-    s = c.post("/api/agent/sessions", json={"message": "把恒达的信用额度调高"}).json()
-    assert s["status"] == "WAITING_CONFIRMATION", s["lastError"]
+    s = c.post("/api/agent/sessions", json={"message": "把客户C0001的信用额度改成新值"}).json()
+    assert s["status"] == "WAITING_CONFIRMATION", str(s["transcript"][-3:])[-1500:]
     proposal = s["pendingInteraction"]["payload"]
     assert proposal["diff"][0]["field"] == "credit_limit" and proposal["auto"] is False
     return s["sessionId"], str(proposal["opId"])
