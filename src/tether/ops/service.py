@@ -48,10 +48,13 @@ def _failpoint(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+CANCELLABLE = ("draft", "awaiting")  # a draft, or one waiting for its approvers (the requester withdraws it)
+
+
 def _not_cancellable(op: Op) -> Conflict:
     if op.status == "executed":
         return Conflict(f"the op was already carried out ({op.message or 'executed'}); it cannot be cancelled")
-    return Conflict(f"the op is {op.status}; only a draft can be cancelled")
+    return Conflict(f"the op is {op.status}; only a draft or an op awaiting approval can be cancelled")
 
 
 RECONCILE_IN_LIST = 20  # manual ops a list call asks the business system about (one call each)
@@ -223,7 +226,7 @@ class OpService(Recording):
             op = await self._expire(op)
         if op.status == "cancelled":
             return op.view()
-        if op.status != "draft":
+        if op.status not in CANCELLABLE:
             raise _not_cancellable(op)
         try:
             there = await self._executor(op).cancel(op, who.credential)
@@ -236,7 +239,7 @@ class OpService(Recording):
         now = time.time()
         cancelled = replace(op, status="cancelled", message="已取消")
         values = {"status": "cancelled", "message": "已取消", "updated_at": now}
-        if not await self._change(op.op_id, ("draft",), values, (cancelled, "cancel", {})):
+        if not await self._change(op.op_id, CANCELLABLE, values, (cancelled, "cancel", {})):
             current = await self._owned(op_id, who.owner)
             if current.status == "cancelled":
                 return current.view()

@@ -126,6 +126,72 @@ def test_a_rejection_ends_the_op_with_its_comment_and_later_approvals_are_409(se
     assert audit(sales, op_id, server)[-1] == "op.reject"
 
 
+def test_the_requester_may_withdraw_an_op_awaiting_approval(server: ErpServer) -> None:
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        _, op_id = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        r = sales.post(f"/api/ops/{op_id}/cancel")
+        assert r.status_code == 200 and r.json()["state"] == "cancelled", r.text
+        assert op_id not in [i["opId"] for i in mgr.get("/api/approvals").json()["items"]]
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "cancelled"
+
+
+def test_a_delete_needs_approval_and_a_record_changed_before_it_fails_and_writes_nothing(server: ErpServer) -> None:
+    from tests.packs.erp.test_erp_ops import draft_quotation, erp_write, record
+
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    with server.client(token, timeout=60) as sales, server.login("mgr01") as mgr:
+        s, op_id = propose(server, sales, f"删除报价单{bill['sBillNo']}")
+        held = sales.post(f"/api/ops/{op_id}/confirm").json()
+        assert held["state"] == "awaiting_approval" and held["approval"]["rules"] == ["delete-bill"], held
+        # the record changes in the ERP while the op waits: the approval cannot carry the stale op out
+        erp_write(
+            server, token, {"sFormId": "2001", "handleType": "update", "sId": bill["sId"], "data": {"delivery_days": 9}}
+        )
+        r = mgr.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 200, r.text
+        failed = wait_op(sales, op_id, {"failed", "pending"})
+        assert failed["state"] == "failed" and "propose again" in failed["error"], failed
+        assert record(server, token, "2001", bill["sId"])["master"]["delivery_days"] == 9  # still there
+        wait_status(sales, s["sessionId"], "SUCCEEDED")
+
+
+def _expire_request(server: ErpServer, op_id: str) -> None:
+    """Move the request's expiry into the past (as time passing would)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{server.workdir / 'var' / 'tether.db'}")
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("UPDATE op_approval_request SET expire_at = 1 WHERE op_id = :op"), {"op": op_id})
+    finally:
+        engine.dispose()
+
+
+def test_an_approval_after_expiry_is_409_and_the_sweep_expires_the_rest(server: ErpServer) -> None:
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        first, op_id = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        _expire_request(server, op_id)
+        r = mgr.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 409 and "expired" in r.json()["error"], r.text
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "expired"
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409
+        wait_status(sales, first["sessionId"], "SUCCEEDED")  # the requester hears of it
+        assert audit(sales, op_id, server)[-1] == "op.approval_expire"
+        # nobody decides: the sweep ends it
+        _, swept = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{swept}/confirm").json()["state"] == "awaiting_approval"
+        _expire_request(server, swept)
+        assert wait_op(sales, swept, {"expired"}, timeout=30)["error"].startswith("the approval was not given in time")
+        assert mgr.get("/api/approvals", params={"status": "expired"}).json()["items"][0]["opId"] == swept
+    assert erp_total(server, admin, "2001") == before
+
+
 def storm(server: ErpServer, tokens: list[str], op_id: str, n: int) -> list[int]:
     return storm_url(server.url, tokens, op_id, n)
 
@@ -149,7 +215,11 @@ def storm_url(url: str, tokens: list[str], op_id: str, n: int) -> list[int]:
     return codes
 
 
-EVERY_DATABASE = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+EVERY_DATABASE = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("mariadb", marks=pytest.mark.mariadb),
+]
 
 
 @pytest.mark.parametrize("kind", EVERY_DATABASE)

@@ -120,6 +120,8 @@ class ApprovalService:
             op = await self.ops.store.get(request.op_id)
             if op is None or op.owner_user == who.owner.user_id:
                 continue
+            if status == "pending" and op.status != "awaiting":  # withdrawn by its requester
+                continue
             out.append(self._view(op, request, await self._counted(request)))
             if len(out) >= limit:
                 break
