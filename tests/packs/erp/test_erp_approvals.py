@@ -137,6 +137,39 @@ def test_the_requester_may_withdraw_an_op_awaiting_approval(server: ErpServer) -
         assert sales.get(f"/api/ops/{op_id}").json()["state"] == "cancelled"
 
 
+def test_an_edit_voids_the_approvals_and_the_edited_values_are_what_runs(server: ErpServer) -> None:
+    admin = server.token("admin")
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        _, op_id = propose(server, sales, PLAIN_QUOTE)
+        line = {"material_id": "M0005", "qty": 40, "unit_price": 2680}
+        r = sales.patch(f"/api/ops/{op_id}", json={"payload": {"customer_id": "C0001", "details": [line]}})
+        assert r.status_code == 200, r.text
+        edited = r.json()
+        assert edited["state"] == "draft" and edited["lines"][0]["listPrice"] == 2680.0, edited
+        amounts = [f["after"] for f in edited["lines"][0]["fields"] if f["field"] == "amount"]
+        assert amounts == [107200.0]
+        # bad values: 422, nothing changes; another user: 404
+        bad = sales.patch(f"/api/ops/{op_id}", json={"payload": {"details": [{"material_id": "M0005", "qty": -3}]}})
+        assert bad.status_code == 422, bad.text
+        assert mgr.patch(f"/api/ops/{op_id}", json={"payload": {"details": [line]}}).status_code == 404
+        # the edited op now matches the rule; an edit while it waits voids the approval request
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        line["qty"] = 41
+        r = sales.patch(f"/api/ops/{op_id}", json={"payload": {"customer_id": "C0001", "details": [line]}})
+        assert r.status_code == 200 and r.json()["state"] == "draft", r.text
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409  # the old request is void
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 200
+        done = wait_op(sales, op_id, {"done", "failed"})
+        assert done["state"] == "done", done
+        assert sales.patch(f"/api/ops/{op_id}", json={"payload": {"details": [line]}}).status_code == 409
+    with server.erp_direct(admin) as erp:
+        lines = erp.get(f"/getBusinessDataById/2001/{done['billId']}").json()["details"]
+    assert [(str(x["material_code"]), float(x["qty"])) for x in lines] == [("M0005", 41.0)]
+    actions = audit(sales, op_id, server)
+    assert actions.count("op.edit") == 2 and "op.approval_void" in actions, actions
+
+
 def test_a_delete_needs_approval_and_a_record_changed_before_it_fails_and_writes_nothing(server: ErpServer) -> None:
     from tests.packs.erp.test_erp_ops import draft_quotation, erp_write, record
 
