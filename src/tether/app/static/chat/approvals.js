@@ -39,11 +39,11 @@ function item(op, reload) {
       announce(result.textContent);
       setTimeout(reload, 1500);
     } catch (err) {
-      result.textContent = (err.data && err.data.error) || String(err);
+      result.textContent = (err.body && err.body.error) || err.message || String(err);
       approve.disabled = reject.disabled = false;
     }
   };
-  approve.addEventListener("click", () => act("approveOp"));
+  approve.addEventListener("click", () => act("approve"));
   reject.addEventListener("click", () => {
     const comment = window.prompt(t("rejectWhy"));
     if (comment !== null) act("reject", { comment });
