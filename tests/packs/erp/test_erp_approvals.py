@@ -71,6 +71,7 @@ def test_a_big_quotation_waits_for_a_sales_manager_and_runs_once_on_approval(ser
         r = wh.post(f"/api/approvals/{op_id}/approve")
         assert r.status_code == 403 and "approve.sales" in r.json()["error"], r.text
         assert op_id not in [i["opId"] for i in wh.get("/api/approvals").json()["items"]]
+        assert wh.get(f"/api/approvals/{op_id}").status_code == 404  # not theirs to read either
     assert erp_total(server, admin, "2001") == before
 
     with server.login("mgr01") as mgr:

@@ -130,6 +130,9 @@ class ApprovalService:
     async def get(self, op_id: str, who: Identity) -> dict[str, Any]:
         """The op's approval as its requester or an approver of its tenant sees it."""
         op, request = await self._visible(op_id, who)
+        mine = op.owner_user == who.owner.user_id
+        if not mine and not {n.grant for n in request.needs} & who.grants:
+            raise NotFound("no such op awaiting approval")  # neither its requester nor one of its approvers
         view = self._view(op, request, await self._counted(request))
         view["approval"]["given"] = await self.store.given(op_id)
         return view
