@@ -279,3 +279,50 @@ def test_concurrent_approvals_count_once_each_and_execute_once(kind: str, tmp_pa
             server.assert_no_server_errors()
         finally:
             server.stop()
+
+
+def _both(first: ErpServer, second: ErpServer, tokens: list[str], op_id: str) -> list[int]:
+    """Ten approvals sent to each server, the two storms at once."""
+    codes: list[int] = []
+
+    def on(server: ErpServer) -> None:
+        codes.extend(storm(server, tokens, op_id, 10))
+
+    threads = [threading.Thread(target=on, args=(s,)) for s in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
+@pytest.mark.postgres
+def test_two_replicas_approving_at_once_count_once_and_execute_once(tmp_path: Path) -> None:
+    """Two servers on one PostgreSQL database (tether's and the ERP's): approvals sent to both at
+    once are serialised by the request row's lock; the op is confirmed once and executed once —
+    on the replica without the requester's login, at the requester's next read."""
+    for url in fresh_database("postgres", tmp_path):
+        env = {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        first = _server(tmp_path / "a", **env).start(timeout=180)
+        second = _server(tmp_path / "b", **env).start(timeout=180)
+        try:
+            admin = first.token("admin")
+            before = erp_total(first, admin, "2001")
+            with first.login("sales01") as sales:
+                _, op_id = propose(first, sales, BIG_QUOTE)
+                assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+                tokens = [first.token("mgr01") for _ in range(2)]
+                codes = _both(first, second, tokens, op_id)
+                assert codes == [200] * 20, codes
+                done = wait_op(sales, op_id, {"done", "failed"})
+                assert done["state"] == "done" and done["attempts"] == 1, done
+                given = sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]
+                assert [g["approver"] for g in given] == ["mgr01"]
+            assert erp_total(first, admin, "2001") == before + 1
+            first.assert_no_server_errors()
+            second.assert_no_server_errors()
+        finally:
+            second.stop()
+            first.stop()
