@@ -252,7 +252,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from tether.demo import run_demo
 
-    return run_demo(_settings(args), args.host, args.port, serve=not args.no_serve)
+    settings = _settings(args)
+    if settings.approval_policies is None:  # the demo company's approval policy (docs/approvals.md)
+        from tether.ops.approvals.source import DEMO_POLICY
+
+        settings = settings.model_copy(update={"approval_policies": str(DEMO_POLICY)})
+    return run_demo(settings, args.host, args.port, serve=not args.no_serve)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -35,7 +35,10 @@ def _erp_users(out: TextIO) -> None:
     out.write(f"ERP users (password {facts.PASSWORD}; log in with `tether login <user>` or POST /api/auth/login):\n")
     for user, (name, brand, forms, scope) in facts.USERS.items():
         rows = "own customers" if scope == "own" else "all rows"
-        out.write(f"  {user:<8} {name:<6} brand {brand}  forms {','.join(forms)}  ({rows})\n")
+        grants = [f for f in forms if not f.isdigit()]
+        approves = f"  approves: {','.join(grants)}" if grants else ""
+        forms = tuple(f for f in forms if f.isdigit())
+        out.write(f"  {user:<8} {name:<6} brand {brand}  forms {','.join(forms)}  ({rows}){approves}\n")
 
 
 CHAT_USER = "sales01"
@@ -156,6 +159,47 @@ def _erp_write_example(url: str, bill_no: str, out: TextIO) -> str:
         return "SUCCEEDED" if ok else "FAILED"
 
 
+APPROVER = "mgr01"
+
+
+def _approval_example(url: str, out: TextIO) -> str:
+    """An approval: sales01's 92,000 元 quotation waits after the confirm; mgr01 (the sales
+    manager) sees it in GET /api/approvals and approves it; the ERP then executes it."""
+    with httpx.Client(base_url=url, timeout=60) as sales, httpx.Client(base_url=url, timeout=60) as mgr:
+        if not _log_in(sales, CHAT_USER, out) or not _log_in(mgr, APPROVER, out):
+            return "FAILED"
+        question = f"给{CHAT_CUSTOMER}报价：M0003 2000个，单价46"
+        out.write(
+            f"\nApprovals (TETHER_APPROVAL_POLICIES): a quotation over 50,000 元 needs a sales manager.\nas {CHAT_USER}: {question}\n"
+        )
+        r = sales.post("/api/agent/sessions", params={"wait": "false"}, json={"message": question})
+        r.raise_for_status()
+        session_id = r.json()["sessionId"]
+        progress = Progress(out)
+        follow_session(sales, session_id, progress, timeout_s=120)
+        pending = sales.get(f"/api/agent/sessions/{session_id}").json().get("pendingInteraction") or {}
+        if pending.get("kind") != "proposal":
+            out.write("expected a write proposal\n")
+            return "FAILED"
+        op_id = pending["payload"]["opId"]
+        held = sales.post(f"/api/ops/{op_id}/confirm").json()
+        waiting = ", ".join(f"{w['count']}× {w['grant']}" for w in (held.get("approval") or {}).get("waitingFor", []))
+        out.write(f"  {CHAT_USER} confirms → {held['state']}: {held.get('text')} (waiting for {waiting or '—'})\n")
+        items = mgr.get("/api/approvals", params={"status": "pending"}).json()["items"]
+        mine = next((i for i in items if i["opId"] == op_id), None)
+        if mine is None:
+            out.write(f"  {APPROVER} does not see it under GET /api/approvals\n")
+            return "FAILED"
+        out.write(f"  {APPROVER} sees it (GET /api/approvals): {mine['summary']}, requested by {mine['requester']}\n")
+        approved = mgr.post(f"/api/approvals/{op_id}/approve").json()
+        out.write(f"  {APPROVER} approves → {approved['state']}\n")
+        op = _wait_op(sales, op_id, {"done", "failed"})
+        out.write(f"  → {op['state']}: {op.get('text') or op.get('error') or ''}\n")
+        final = follow_session(sales, session_id, progress, timeout_s=60)
+        out.write(f"session {session_id}: {final}\n")
+        return "SUCCEEDED" if op["state"] == "done" and held["state"] == "awaiting_approval" else "FAILED"
+
+
 def _revision_bill_no(url: str) -> str:
     """The seeded quotation waiting for revision, as the ERP numbered it (its number carries the
     month the ERP was seeded, which may be before today's)."""
@@ -256,6 +300,8 @@ def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> in
         bill_no = _revision_bill_no(url)
         if erp_status == "SUCCEEDED":
             erp_status = _erp_write_example(url, bill_no, out)
+        if erp_status == "SUCCEEDED" and server.config.app.state.services.ops.approvals is not None:
+            erp_status = _approval_example(url, out)
     code = 0 if status == "SUCCEEDED" and erp_status in ("SUCCEEDED", "SKIPPED") else 1
     if serve:
         out.write("\n" + chat_help(url, bill_no))

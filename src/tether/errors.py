@@ -55,6 +55,11 @@ class Unauthorized(UserError):
     """Missing or wrong credentials (401)."""
 
 
+class Forbidden(UserError):
+    """The caller is known and the target visible to them, but this action is not theirs to take
+    (403), e.g. approving their own op (separation of duties)."""
+
+
 class IllegalTransition(Conflict):
     """A session status change that the status machine does not allow."""
 

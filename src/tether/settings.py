@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     )
     lease_s: float = Field(30.0, gt=0, description="a RUNNING session whose runner is silent this long is recovered")
     sweep_s: float = Field(5.0, gt=0, description="how often recovery, job expiry and op expiry run")
+    approval_policies: str | None = Field(
+        None,
+        description="path of the approval policy YAML (docs/approvals.md): ops a rule matches wait for approvers "
+        "after their confirm; read again when it changes; a file that does not parse stops the start",
+    )
     op_ttl_s: float = Field(86_400.0, ge=60, description="a write proposal not confirmed within this expires")
     op_lease_s: float = Field(
         30.0, gt=0, description="an op executing this long without its runner is executed again (idempotently)"

@@ -229,6 +229,10 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         settings.op_lease_s,
         telemetry=telemetry,
     )
+    if settings.approval_policies:  # the approval gate between an op's confirm and its execution
+        from tether.ops.approvals.wiring import install_approvals
+
+        install_approvals(ops, settings.approval_policies)
     deps.services = {"ops": ops}
     return Services(
         settings,

@@ -42,3 +42,9 @@ def test_the_demo_runs_the_examples_and_shows_a_governed_write(tmp_path: Path) -
     assert re.search(r"link: http://127\.0\.0\.1:\d+/erp/form/2001\?bill=\w+", create)
     assert f"answer:\n✅ 已新增报价单 {bill[1]}" in create
     assert out.count("turn finished: SUCCEEDED") >= 4
+    # the approval: sales01's 92,000 元 quotation waits for mgr01, who approves; the ERP executes it
+    approval = out[out.index("报价：M0003 2000个，单价46") :]
+    assert "sales01 confirms → awaiting_approval" in approval and "1× approve.sales" in approval, approval[:1500]
+    assert "mgr01 sees it (GET /api/approvals)" in approval and "requested by sales01" in approval
+    assert re.search(r"→ done: ✅ 已新增报价单 QT\d{6}-\d{4}", approval), approval[:1500]
+    assert "mgr01    刘洋" in out and "approves: approve.sales" in out  # the demo users list the approvers

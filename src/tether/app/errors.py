@@ -11,7 +11,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tether.app.limits import BodyRefused
-from tether.errors import Conflict, InvalidInput, NotFound, TetherError, Unauthorized, Unavailable, UserError
+from tether.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    TetherError,
+    Unauthorized,
+    Unavailable,
+    UserError,
+)
 
 log = logging.getLogger("tether.api")
 
@@ -20,6 +29,7 @@ STATUS: list[tuple[type[TetherError], int]] = [
     (NotFound, 404),
     (Conflict, 409),
     (Unauthorized, 401),
+    (Forbidden, 403),
     (UserError, 400),
     (Unavailable, 503),
 ]

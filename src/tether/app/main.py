@@ -16,7 +16,7 @@ from tether.abuse import EndLoginAttempts
 from tether.app import errors
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.app.limits import LimitRequestBody
-from tether.app.routes import agui, callbacks, chat, dsl, events, login, metrics, ops, sessions, tools
+from tether.app.routes import agui, approvals, callbacks, chat, dsl, events, login, metrics, ops, sessions, tools
 from tether.app.text import RejectUnpairedSurrogates
 from tether.core.ports import ChatModel
 from tether.interop.mcp_server import TetherMcp
@@ -84,6 +84,7 @@ def create_app(
         tools.router,
         metrics.router,
         ops.router,
+        approvals.router,
         agui.router,
         chat.router,
         login.router,

@@ -261,6 +261,12 @@ def _staging_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User])
             op = staging.execute(conn, who, op_id, (body or {}).get("mode"))
             return staging.outcome(conn, op, root_of(request))
 
+    @app.post("/ai/reviseStaging/{op_id}")
+    def post_revise(op_id: str, request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+        who = user(request)
+        with erp.tx() as conn:
+            return staging.outcome(conn, staging.revise(conn, who, op_id, body), root_of(request))
+
     @app.post("/ai/cancelStaging/{op_id}")
     def post_cancel(op_id: str, request: Request) -> dict[str, Any]:
         who = user(request)

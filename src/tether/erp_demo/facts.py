@@ -39,13 +39,19 @@ SALES_FORMS = ("1001", "2001", "2002", "2003")
 WAREHOUSE_FORMS = ("1003", "4001", "4002")
 FINANCE_FORMS = ("2004", "2005", "5001", "5002")
 
-# user id -> (name, brand, granted forms, jurisdiction)
+# approval grants (in sAuthsId beside the forms; the approval policy names them: docs/approvals.md)
+SALES_APPROVAL = "approve.sales"
+FINANCE_APPROVAL = "approve.finance"
+
+# user id -> (name, brand, granted forms and approval grants, jurisdiction)
 USERS: dict[str, tuple[str, int, tuple[str, ...], str]] = {
     "admin": ("系统管理员", BRAND_1, ALL_FORMS, "all"),
     "sales01": ("李明", BRAND_1, SALES_FORMS, "own"),
     "sales02": ("王婷", BRAND_1, SALES_FORMS, "own"),
     "wh01": ("孙涛", BRAND_1, WAREHOUSE_FORMS, "all"),
     "fin01": ("吴敏", BRAND_1, FINANCE_FORMS, "all"),
+    "mgr01": ("刘洋", BRAND_1, (*SALES_FORMS, SALES_APPROVAL), "all"),  # the sales manager: approves
+    "fin02": ("何芳", BRAND_1, (*FINANCE_FORMS, FINANCE_APPROVAL), "all"),  # the finance approver
     "b2admin": ("郑凯", BRAND_2, ALL_FORMS, "all"),
 }
 

@@ -140,6 +140,30 @@ def create(conn: sa.Connection, user: User, body: Any, ttl_s: int) -> dict[str, 
     return op_dict(conn.execute(sa.select(ai_op_queue).where(ai_op_queue.c.id == values["id"])).one())
 
 
+def revise(conn: sa.Connection, user: User, op_id: str, body: Any) -> Any:
+    """Replace a draft's payload (edit before approve), checked as a staged payload is; an update
+    is bound again to its record's version now (``baseVersion``)."""
+    if not isinstance(body, dict):
+        raise Invalid({"body": "must be a JSON object"})
+    op = expire(conn, owned(conn, user, op_id, lock=True))
+    if op.status != "draft":
+        raise Conflict(f"the op is {op.status}; only a draft can be edited")
+    if op.op_type not in ("create", "update"):
+        raise Invalid({"op_type": f"a {op.op_type} has no values to edit"})
+    form = BY_ID[op.target_form_id]
+    payload = _payload(_get(body, "payload", "payload"))
+    values: dict[str, Any] = {"payload": json.dumps(payload, ensure_ascii=False, default=str)}
+    if op.op_type == "update":
+        row = writes.locked_record(conn, user, form, op.target_bill_id)
+        base = _get(body, "baseVersion", "base_version")
+        if base is not None and as_int("base_version", base) != row.version:
+            raise Conflict(f"{STALE} (version {row.version}, edit based on {base})")
+        values["base_version"] = row.version
+    _check_payload(conn, user, op.op_type, form, payload)
+    conn.execute(ai_op_queue.update().where(ai_op_queue.c.id == op.id).values(**values))
+    return conn.execute(sa.select(ai_op_queue).where(ai_op_queue.c.id == op.id)).one()
+
+
 def op_dict(row: Any) -> dict[str, Any]:
     op = {k: jsonable(v) for k, v in dict(row._mapping).items()}
     op["auto_execute"] = bool(op["auto_execute"])

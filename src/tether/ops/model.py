@@ -1,7 +1,9 @@
 """An op: one proposed change to business data, from its draft to its outcome.
 
 Statuses: ``draft → confirmed → executing → executed | failed``; ``draft → cancelled``;
-``draft → expired``; ``failed → confirmed`` (a retry). A manual op stays ``confirmed`` (待处理:
+``draft → expired``; ``failed → confirmed`` (a retry). An op an approval policy matches goes
+``draft → awaiting`` on its requester's confirm, then ``awaiting → confirmed`` with its last
+approval, or ``→ rejected`` / ``→ expired`` (``tether.ops.approvals``). A manual op stays ``confirmed`` (待处理:
 the user finishes it in the business system's own form) until reconciliation sees it executed.
 ``state`` is what a client shows: processing | pending | done | failed | cancelled | expired | draft.
 This module holds plain data only; it never talks to a database or a business system.
@@ -15,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 OP_TYPES = ("create", "update", "delete", "examine", "generate")
-STATUSES = ("draft", "confirmed", "executing", "executed", "failed", "cancelled", "expired")
+STATUSES = ("draft", "awaiting", "confirmed", "executing", "executed", "failed", "cancelled", "expired", "rejected")
 CONFIRMABLE = ("draft", "failed")
-CLOSED = ("cancelled", "expired")
+CLOSED = ("cancelled", "expired", "rejected")
 
 
 def new_op_id() -> str:
@@ -70,6 +72,8 @@ class Op:
             return "pending"
         if self.status == "executed":
             return "done"
+        if self.status == "awaiting":
+            return "awaiting_approval"
         return self.status
 
     @property
@@ -90,6 +94,8 @@ class Op:
             + ("（可重试）" if self.retryable else "（请重新提议）"),
             "cancelled": f"已取消：{self.summary or what}",
             "expired": f"已过期：{self.summary or what}",
+            "awaiting_approval": f"等待审批：{self.summary or what}",
+            "rejected": f"❌ {self.error or '审批未通过'}：{self.summary or what}",
             "draft": f"待确认：{self.summary or what}",
         }[self.state]
 

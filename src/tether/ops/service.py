@@ -49,10 +49,13 @@ def no_failpoint(_name: str) -> None:
     """Production: nothing happens at a failpoint."""
 
 
+CANCELLABLE = ("draft", "awaiting")  # a draft, or one waiting for its approvers (the requester withdraws it)
+
+
 def _not_cancellable(op: Op) -> Conflict:
     if op.status == "executed":
         return Conflict(f"the op was already carried out ({op.message or 'executed'}); it cannot be cancelled")
-    return Conflict(f"the op is {op.status}; only a draft can be cancelled")
+    return Conflict(f"the op is {op.status}; only a draft or an op awaiting approval can be cancelled")
 
 
 RECONCILE_IN_LIST = 20  # manual ops a list call asks the business system about (one call each)
@@ -78,6 +81,8 @@ class OpService(Recording):
         self.executors = executors
         self.ttl_s = ttl_s
         self.lease_s = lease_s
+        # the approval gate (tether.ops.approvals), when a policy is configured: set by the wiring
+        self.approvals: Any = None
 
     # ---- proposing (called by a pack's propose tool through ``tether.pack.propose_op``) ------------
 
@@ -135,6 +140,10 @@ class OpService(Recording):
             return view
 
     async def _confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
+        if self.approvals is not None:  # a draft a policy rule matches waits for its approvers instead
+            held: dict[str, Any] | None = await self.approvals.hold(op_id, who)
+            if held is not None:
+                return held
         now = time.time()
         if self.store.sessions is not None and self.audit.sessions is not None:
             found, won = await self._read_and_gate(op_id, who, now)
@@ -220,7 +229,7 @@ class OpService(Recording):
             op = await self._expire(op)
         if op.status == "cancelled":
             return op.view()
-        if op.status != "draft":
+        if op.status not in CANCELLABLE:
             raise _not_cancellable(op)
         try:
             there = await self._executor(op).cancel(op, who.credential)
@@ -233,7 +242,7 @@ class OpService(Recording):
         now = time.time()
         cancelled = replace(op, status="cancelled", message="已取消")
         values = {"status": "cancelled", "message": "已取消", "updated_at": now}
-        if not await self._change(op.op_id, ("draft",), values, (cancelled, "cancel", {})):
+        if not await self._change(op.op_id, CANCELLABLE, values, (cancelled, "cancel", {})):
             current = await self._owned(op_id, who.owner)
             if current.status == "cancelled":
                 return current.view()
@@ -249,6 +258,8 @@ class OpService(Recording):
         for op in await self.store.due_drafts(time.time()):
             if (await self._expire(op)).status == "expired":
                 count += 1
+        if self.approvals is not None:
+            count += await self.approvals.sweep()
         return count
 
     # ---- internals --------------------------------------------------------------------------------

@@ -98,13 +98,14 @@ class SqlOpStore:
 
         return run
 
-    def get_run(self, op_id: str, owner: Owner) -> Callable[[Any], Op | None]:
-        """``get`` (the owner's op) as a statement on the group writer's cursor."""
+    def get_run(self, op_id: str, owner: Owner | None) -> Callable[[Any], Op | None]:
+        """``get`` (with ``owner``: only the owner's op) as a statement on the group writer's cursor."""
         m = self._mark
-        statement = (
-            f"SELECT {', '.join(_COLUMNS)} FROM op_queue WHERE op_id = {m} AND owner_user = {m} AND owner_tenant = {m}"
-        )
-        params = (op_id[:64], owner.user_id, owner.tenant)
+        statement = f"SELECT {', '.join(_COLUMNS)} FROM op_queue WHERE op_id = {m}"
+        params: tuple[str, ...] = (op_id[:64],)
+        if owner is not None:
+            statement += f" AND owner_user = {m} AND owner_tenant = {m}"
+            params += (owner.user_id, owner.tenant)
 
         def run(cur: Any) -> Op | None:
             cur.execute(statement, params)

@@ -222,3 +222,43 @@ op_queue = sa.Table(
     sa.Index("ix_op_queue_session", "session_id"),
     **_table_kw,
 )
+
+# Approvals of ops a policy matched (tether/ops/approvals, migration 0008): one request per op
+# (what it needs, the fingerprint approvals sign, its expiry and outcome) and one row per approval
+# given; a person counts once per fingerprint (unique), and an approval voided by a change keeps
+# its row with the reason.
+op_approval_request = sa.Table(
+    "op_approval_request",
+    metadata,
+    sa.Column("op_id", sa.String(ID), primary_key=True),
+    sa.Column("tenant", sa.String(NAME), nullable=False),
+    sa.Column("rules", Body, nullable=False),
+    sa.Column("needs", Body, nullable=False),
+    sa.Column("policy_version", sa.String(64), nullable=False),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("requested_at", sa.Double, nullable=False),
+    sa.Column("expire_at", sa.Double, nullable=False),
+    sa.Column("decided_at", sa.Double, nullable=True),
+    sa.Column("decided_by", sa.String(NAME), nullable=True),
+    sa.Column("comment", sa.Text, nullable=True),
+    sa.Column("void_reason", sa.Text, nullable=True),
+    sa.Index("ix_op_approval_request_tenant", "tenant", "status", "requested_at"),
+    **_table_kw,
+)
+
+op_approval = sa.Table(
+    "op_approval",
+    metadata,
+    sa.Column("id", Key, primary_key=True, autoincrement=True),
+    sa.Column("op_id", sa.String(ID), nullable=False),
+    sa.Column("approver_user", sa.String(NAME), nullable=False),
+    sa.Column("approver_tenant", sa.String(NAME), nullable=False),
+    sa.Column("grants", Body, nullable=False),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("policy_version", sa.String(64), nullable=False),
+    sa.Column("at", sa.Double, nullable=False),
+    sa.Column("void_reason", sa.Text, nullable=True),
+    sa.UniqueConstraint("op_id", "approver_user", "approver_tenant", "fingerprint", name="ux_op_approval_once"),
+    **_table_kw,
+)

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
 
 from tether.app.deps import IdentityDep, ServicesDep
 from tether.errors import InvalidInput
 from tether.ops.model import STATUSES
+from tether.ops.revision import revise
 
 router = APIRouter(prefix="/api/ops", tags=["ops"])
 
@@ -23,6 +25,21 @@ router = APIRouter(prefix="/api/ops", tags=["ops"])
 )
 async def confirm(op_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
     return await services.ops.confirm(op_id, who)
+
+
+class Edit(BaseModel):
+    payload: dict[str, Any] = Field(description="the proposed values, as propose_write takes them")
+
+
+@router.patch(
+    "/{op_id}",
+    summary="Edit a proposal before it is confirmed or approved",
+    description="The requester's new values, checked against the form as a proposal is, diffed and staged again "
+    "(docs/approvals.md). An op awaiting approval goes back to draft: its approvals are void. 422 for values "
+    "that do not fit; 409 once it is confirmed.",
+)
+async def edit(op_id: str, body: Edit, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
+    return await revise(services.ops, op_id, body.payload, who)
 
 
 @router.post("/{op_id}/cancel", summary="Cancel a draft proposal")

@@ -169,7 +169,9 @@ async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> di
                 "and cannot be stopped; its outcome ends the turn — wait for it"
             )
     s = await services.runtime.cancel(session_id, who)
-    for op in await services.ops.list_ops(who, "draft", session_id, 100):  # its proposals go with it
+    waiting = [*await services.ops.list_ops(who, "draft", session_id, 100)]
+    waiting += await services.ops.list_ops(who, "awaiting", session_id, 100)  # and those awaiting approval
+    for op in waiting:  # its proposals go with it
         with contextlib.suppress(Conflict):  # one the ERP already carried out keeps that outcome
             await services.ops.cancel(str(op["opId"]), who)
     return await _view(services, who, s)

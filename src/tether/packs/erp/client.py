@@ -184,5 +184,8 @@ class ErpClient:
     async def exec_staging(self, token: str, op_id: str, mode: str) -> dict[str, Any]:
         return await self._call("POST", f"/ai/execStaging/{op_id}", token, agent=True, json={"mode": mode})
 
+    async def revise_staging(self, token: str, op_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._call("POST", f"/ai/reviseStaging/{op_id}", token, json=body)
+
     async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
         return await self._call("POST", f"/ai/cancelStaging/{op_id}", token)

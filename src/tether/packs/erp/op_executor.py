@@ -4,6 +4,7 @@ ERP's ``sId``). Nothing here decides whether an op may run: the confirm gate alr
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tether.pack import Identity, Op, OpOutcome, ToolError
@@ -25,11 +26,23 @@ def outcome_of(answer: dict[str, Any]) -> OpOutcome:
     )
 
 
+Revise = Callable[[Op, dict[str, Any], Identity], Awaitable[tuple[dict[str, Any], dict[str, Any], str | None]]]
+
+
 class ErpOpExecutor:
     name = NAME
 
-    def __init__(self, client: ErpClient) -> None:
+    def __init__(self, client: ErpClient, revise: Revise | None = None) -> None:
         self.client = client
+        self._revise = revise
+
+    async def revise(
+        self, op: Op, payload: dict[str, Any], who: Identity
+    ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+        """Edit before approve: (payload, diff, base version) of ``op`` with ``payload``, staged in the ERP."""
+        if self._revise is None:
+            raise ToolError("this ERP executor cannot edit a proposal")
+        return await self._revise(op, payload, who)
 
     @staticmethod
     def permits(op: Op, who: Identity) -> bool:

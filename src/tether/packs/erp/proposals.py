@@ -219,6 +219,15 @@ def _price_lines(config: dict[str, Any], resolved: refs.Resolved) -> None:
             line["unit_price"] = float(material["price"])
 
 
+def _list_prices(lines: list[dict[str, Any]], resolved: refs.Resolved) -> None:
+    """Each new line's material list price (``listPrice``), for the approver and the approval
+    policy's discount rule (docs/approvals.md)."""
+    for n, line in enumerate(lines):
+        material = resolved.records.get(f"details[{n}].material_id") or {}
+        if material.get("price") is not None:
+            line["listPrice"] = float(material["price"])
+
+
 def _check_op(config: dict[str, Any], op: str) -> None:
     if op not in OPS:
         raise ToolError(f"op must be one of {', '.join(OPS)}")
@@ -276,8 +285,10 @@ def build_propose_write(erp: Erp) -> Tool:
         resolved = await _values(erp, ctx, config, op, payload or {}, call)
         if isinstance(resolved, Interaction):
             return resolved
+        target_status = None
         if op in ("update", "delete", "examine"):
             record = await _target(erp, ctx, config, record_id, op)
+            target_status = (record.get("master") or {}).get("status")
             if op == "update":
                 plan = _plan_update(config, record, resolved.values, resolved.names)
             else:
@@ -286,6 +297,7 @@ def build_propose_write(erp: Erp) -> Tool:
             _price_lines(config, resolved)
             fields = field_changes(config, {}, resolved.values, resolved.names)
             lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
+            _list_prices(lines, resolved)
             plan = Plan(resolved.values, fields, lines)
         else:
             plan, source_ref = await _plan_generate(erp, ctx, config, resolved, source_ref)
@@ -304,7 +316,11 @@ def build_propose_write(erp: Erp) -> Tool:
             target_table=config.get("table"),
             target_id=plan.target_id,
             source_ref=source_ref,
-            diff={"fields": plan.fields, "lines": plan.lines},
+            diff={
+                "fields": plan.fields,
+                "lines": plan.lines,
+                **({"targetStatus": target_status} if target_status else {}),
+            },
             summary=summary,
             base_version=None if plan.base_version is None else str(plan.base_version),
             auto_execute=auto,

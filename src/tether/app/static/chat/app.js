@@ -8,6 +8,7 @@ import {
 import { h, clear, announce, icon } from "./dom.js";
 import { applyStatic, lang, setLang, t } from "./i18n.js";
 import { Conversation } from "./view.js";
+import { loadApprovals } from "./approvals.js";
 import { formatTime } from "./cards.js";
 
 const $ = (id) => document.getElementById(id);
@@ -42,6 +43,7 @@ function boot() {
 function start() {
   showWho();
   loadList(true);
+  loadApprovals(); // 待我审批 (docs/approvals.md)
   const id = idFromUrl();
   if (id) openConversation(id, false);
   else newChat(false);

@@ -460,7 +460,7 @@ export function formCard(data, ctx) {
 
 // ---- op status (WRITE_PROPOSAL, OP_RESULT) --------------------------------------------------------
 
-const STATE_OF = { confirmed: "processing", executing: "processing", executed: "done", failed: "failed", cancelled: "cancelled", expired: "expired" };
+const STATE_OF = { awaiting: "awaiting_approval", confirmed: "processing", executing: "processing", executed: "done", failed: "failed", cancelled: "cancelled", expired: "expired", rejected: "rejected" };
 
 function opState(data) {
   return data.state || STATE_OF[data.status] || null;
@@ -492,8 +492,8 @@ function opStatus(opId, ctx) {
     notice: null, // what the last retry answered, shown under the failed state
     update(data) {
       const state = opState(data);
-      const final = state === "done" || state === "cancelled" || state === "expired";
-      if (view.final && !final) return; // an executed, cancelled or expired op never goes back
+      const final = state === "done" || state === "cancelled" || state === "expired" || state === "rejected";
+      if (view.final && !final) return; // an executed, cancelled, expired or rejected op never goes back
       view.seq += 1;
       view.state = state;
       view.status = data.status;
@@ -506,7 +506,7 @@ function opStatus(opId, ctx) {
     render() {
       const data = view.data || {};
       const state = view.state;
-      const key = JSON.stringify([state, data.message, data.error, data.link, data.billNo, view.notice]);
+      const key = JSON.stringify([state, data.message, data.error, data.link, data.billNo, view.notice, data.approval?.waitingFor]);
       if (key === view.shown) return;
       view.shown = key;
       el.dataset.state = state || "";
@@ -532,6 +532,12 @@ function opStatus(opId, ctx) {
         el.append(h("strong", {}, t("opCancelled")));
       } else if (state === "expired") {
         el.append(h("strong", {}, t("opExpired")));
+      } else if (state === "awaiting_approval") { // docs/approvals.md: the approvers it waits for
+        el.append(h("span", { class: "badge pending" }, icon("clock")), h("strong", {}, t("opAwaiting")));
+        const who = ((data.approval || {}).waitingFor || []).map((w) => `${w.count}× ${w.grant}`).join(", ");
+        if (who) el.append(h("span", { class: "op-message" }, t("waitingFor", { who })));
+      } else if (state === "rejected") {
+        el.append(h("span", { class: "badge bad" }, icon("cross")), h("strong", {}, t("opRejected")));
       }
       if (message && message !== el.querySelector("strong")?.textContent) { // not 待处理 twice
         const m = h("span", { class: state === "failed" ? "op-message error" : "op-message" });

@@ -9,7 +9,7 @@ import { renderMarkdown } from "./markdown.js";
 import { questionCard, formCard, proposalCard, opCard, linkCard, workflowPanel } from "./cards.js";
 
 const BUSY = new Set(["RUNNING", "WAITING_ASYNC_CALLBACK", "WAITING_CONFIRMATION"]);
-const WAITING_OPS = new Set(["pending", "processing"]); // confirmed, not final yet: the business system may move them on
+const WAITING_OPS = new Set(["pending", "processing", "awaiting_approval"]); // not final yet: the business system or an approver may move them on
 const POLL_MS = 10_000;
 const OPEN_ROW = new Set(["requested", "running", "waiting"]);
 

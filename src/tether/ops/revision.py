@@ -1,0 +1,89 @@
+"""Edit before approve: the requester replaces the proposed values of their op while it is a draft
+(``PATCH /api/ops/{opId}``) or waits for approval. The op's executor checks the new values as it
+checks a proposal, diffs them again and stages them in the business system; the op row then takes
+the new payload, diff and base version with an ``op.edit`` audit row (the diff before and after)
+in one transaction. An op that was awaiting approval goes back to ``draft``: the approvals given
+are void ("the op was edited"), and its requester's next confirm asks for approvals of the edited op.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from typing import Any
+
+from tether.core.session import Identity
+from tether.errors import Conflict, InvalidInput, NotFound, ToolError
+from tether.ops.service import OpService
+from tether.store.writer import Write
+
+EDITABLE = ("draft", "awaiting")
+EDITED = "the op was edited"
+
+
+async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise InvalidInput("payload must be an object {field: value, details?: [...]}", field="payload")
+    op = await ops.store.get(op_id, who.owner)
+    if op is None or not ops._permits(op, who):
+        raise NotFound("no such op")
+    if op.status not in EDITABLE:
+        raise Conflict(f"the op is {op.status}; only a draft or an op awaiting approval can be edited")
+    if op.status == "awaiting" and not await _back_to_draft(ops, op_id, who):
+        raise Conflict("the op was decided while it was being edited; it can no longer be edited")
+    executor = ops.executors.get(op.executor)
+    change = getattr(executor, "revise", None)
+    if change is None:
+        raise Conflict("this op's executor cannot edit a proposal")
+    try:
+        new_payload, diff, base = await change(op, payload, who)
+    except ToolError as exc:
+        raise InvalidInput(exc.message, field="payload") from None
+    now = time.time()
+    values = {
+        "payload": json.dumps(new_payload, ensure_ascii=False, default=str),
+        "diff": json.dumps(diff, ensure_ascii=False, default=str),
+        "base_version": base,
+        "updated_at": now,
+    }
+    edited = replace(op, status="draft", payload=new_payload, diff=diff, base_version=base)
+    details = {"before": op.diff, "after": diff, "payload": new_payload}
+    move = ops.store.move_run(op_id, ("draft",), values)
+    append = ops.audit.append_run(ops._audit_row(edited, "edit", details))
+
+    def run(cur: Any) -> bool:
+        if not move(cur):
+            return False
+        append(cur)
+        return True
+
+    assert ops.store.sessions is not None
+    if not await ops.store.sessions.submit(Write(run)):
+        raise Conflict("the op was confirmed while it was being edited; the edit was not recorded")
+    return edited.view()
+
+
+async def _back_to_draft(ops: OpService, op_id: str, who: Identity) -> bool:
+    """``awaiting → draft``: the approvals given are void and the request ends (one transaction)."""
+    approvals = ops.approvals
+    now = time.time()
+    move = ops.store.move_run(op_id, ("awaiting",), {"status": "draft", "updated_at": now})
+    read = ops.store.get_run(op_id, who.owner)
+
+    def run(cur: Any) -> bool:
+        if approvals is not None:
+            approvals.store.lock_request(cur, op_id)
+        if not move(cur):
+            return False
+        current = read(cur)
+        voided = 0
+        if approvals is not None:
+            voided = approvals.store.void_approvals(cur, op_id, EDITED)
+            approvals.store.update_request(cur, op_id, {"status": "void", "void_reason": EDITED, "decided_at": now})
+        if current is not None:
+            ops.audit.append_run(ops._audit_row(current, "approval_void", {"reason": EDITED, "voided": voided}))(cur)
+        return True
+
+    assert ops.store.sessions is not None
+    return bool(await ops.store.sessions.submit(Write(run)))

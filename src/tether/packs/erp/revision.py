@@ -1,0 +1,42 @@
+"""Edit before approve, the ERP's part: a new payload for a staged create or update, checked and
+resolved as ``propose_write`` checks a proposal, diffed again against the record as it is now
+(an update is bound to its current version), and written to the ERP's staged op
+(``/ai/reviseStaging``). It never writes business data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.pack import Identity, Interaction, InvalidInput, Op, ToolContext
+from tether.packs.erp.diff import created_lines, field_changes
+from tether.packs.erp.proposals import Plan, _list_prices, _plan_update, _price_lines, _target, _values
+from tether.packs.erp.tools import Erp, token
+
+
+async def revise(
+    erp: Erp, op: Op, payload: dict[str, Any], who: Identity
+) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+    """(the payload as staged, the diff, the base version) of ``op`` with ``payload``."""
+    if op.op_type not in ("create", "update"):
+        raise InvalidInput(f"a {op.op_type} has no values to edit", field="payload")
+    ctx = ToolContext(who.owner, op.session_id or "", "", op.op_id, {}, who.grants, who.credential)
+    config = await erp.form_config(ctx, op.form_id)
+    resolved = await _values(erp, ctx, config, op.op_type, payload, {})
+    if isinstance(resolved, Interaction):
+        raise InvalidInput("a reference in the payload matches several records: name it by its code", field="payload")
+    target_status = None
+    if op.op_type == "update":
+        record = await _target(erp, ctx, config, op.target_id, "update")
+        plan = _plan_update(config, record, resolved.values, resolved.names)
+        target_status = (record.get("master") or {}).get("status")
+    else:
+        _price_lines(config, resolved)
+        lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
+        _list_prices(lines, resolved)
+        plan = Plan(resolved.values, field_changes(config, {}, resolved.values, resolved.names), lines)
+    body: dict[str, Any] = {"payload": plan.payload}
+    if plan.base_version is not None:
+        body["baseVersion"] = int(plan.base_version)
+    await erp.client.revise_staging(token(ctx), op.op_id, body)
+    diff = {"fields": plan.fields, "lines": plan.lines, **({"targetStatus": target_status} if target_status else {})}
+    return plan.payload, diff, None if plan.base_version is None else str(plan.base_version)

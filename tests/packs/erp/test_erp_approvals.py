@@ -1,0 +1,328 @@
+"""Approvals from the user's and the attacker's side, against a live ``tether serve`` with the demo
+ERP and the demo approval policy: a matched op waits after its requester's confirm and writes
+nothing; the requester (any token of theirs), another brand and a user without the grant cannot
+approve it; the approval that completes the quorum executes it once; a rejection or an expiry
+ends it (409 after); every step is a row of the audit chain, which still verifies."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import fresh_database
+from tests.packs.erp.conftest import ErpServer, facts, wait_status
+from tests.packs.erp.test_erp_ops import erp_total, propose, wait_op
+from tether.ops.approvals.source import DEMO_POLICY
+
+CUSTOMER = facts.SALES01_CUSTOMER[1][4:10]
+BIG_QUOTE = f"给{CUSTOMER}报价：M0005 40个，单价2680"  # 107,200 元 > 50,000
+CHEAP_QUOTE = f"给{CUSTOMER}报价：M0003 10个，单价40"  # 13 % under M0003's list price 46
+PLAIN_QUOTE = f"给{CUSTOMER}报价：M0003 10个，单价46"  # at list price, 460 元: no approval
+
+
+def _server(workdir: Path, **env: str) -> ErpServer:
+    return ErpServer(workdir, TETHER_ERP_ME_CACHE_S="1", TETHER_APPROVAL_POLICIES=str(DEMO_POLICY), **env)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ErpServer]:
+    s = _server(tmp_path_factory.mktemp("erp-approvals")).start(timeout=120)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def audit(c: httpx.Client, op_id: str, server: ErpServer) -> list[str]:
+    from tests.packs.erp.test_erp_ops import audit_rows
+
+    return [str(r["tool_id"]) for r in audit_rows(server, op_id)]
+
+
+def test_a_big_quotation_waits_for_a_sales_manager_and_runs_once_on_approval(server: ErpServer) -> None:
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    sales = server.login("sales01")
+    s, op_id = propose(server, sales, BIG_QUOTE)
+    r = sales.post(f"/api/ops/{op_id}/confirm")
+    assert r.status_code == 200, r.text
+    held = r.json()
+    assert held["state"] == "awaiting_approval" and held["status"] == "awaiting", held
+    assert held["approval"]["rules"] == ["big-or-discounted-quotation"]
+    assert held["approval"]["waitingFor"] == [{"grant": "approve.sales", "count": 1}]
+    assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"  # idempotent
+    assert erp_total(server, admin, "2001") == before  # nothing executed while it waits
+
+    # the requester, through a second token of the same user: separation of duties
+    for token in (sales.headers["Authorization"].split()[-1], server.token("sales01")):
+        with server.client(token) as again:
+            r = again.post(f"/api/approvals/{op_id}/approve")
+            assert r.status_code == 403 and "separation of duties" in r.json()["error"], r.text
+    # another brand: as unknown as a wrong id; not listed
+    with server.login("b2admin") as b2:
+        assert b2.post(f"/api/approvals/{op_id}/approve").status_code == 404
+        assert b2.get("/api/approvals").json()["items"] == []
+    # same brand, no approval grant: 403 naming the grant; not listed
+    with server.login("wh01") as wh:
+        r = wh.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 403 and "approve.sales" in r.json()["error"], r.text
+        assert op_id not in [i["opId"] for i in wh.get("/api/approvals").json()["items"]]
+        assert wh.get(f"/api/approvals/{op_id}").status_code == 404  # not theirs to read either
+    assert erp_total(server, admin, "2001") == before
+
+    with server.login("mgr01") as mgr:
+        listed = mgr.get("/api/approvals", params={"status": "pending"}).json()["items"]
+        mine = next(i for i in listed if i["opId"] == op_id)
+        assert mine["requester"] == "sales01" and mine["diff"] and mine["lines"][0]["listPrice"] == 2680.0
+        r = mgr.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 200, r.text
+        assert r.json()["approval"]["status"] == "approved"
+        done = wait_op(sales, op_id, {"done", "failed"})
+        assert done["state"] == "done" and done["attempts"] == 1, done
+        replayed = mgr.post(f"/api/approvals/{op_id}/approve")  # a replayed approval: nothing more happens
+        assert replayed.status_code == 200 and replayed.json()["state"] == "done", replayed.text
+        assert mgr.post(f"/api/approvals/{op_id}/reject", json={"comment": "too late"}).status_code == 409
+    wait_status(sales, s["sessionId"], "SUCCEEDED")  # the requester's session resumed with the outcome
+    assert erp_total(server, admin, "2001") == before + 1
+    assert audit(sales, op_id, server) == [
+        "op.propose",
+        "op.approval_request",
+        "op.approve",
+        "op.confirm",
+        "op.execute",
+    ]
+    sales.close()
+    server.assert_no_server_errors()
+
+
+def test_a_plain_quotation_needs_no_approval_and_a_discounted_one_does(server: ErpServer) -> None:
+    with server.login("sales01") as sales:
+        _, plain = propose(server, sales, PLAIN_QUOTE)
+        assert sales.post(f"/api/ops/{plain}/confirm").json()["state"] == "processing"
+        assert wait_op(sales, plain, {"done", "failed"})["state"] == "done"
+        _, cheap = propose(server, sales, CHEAP_QUOTE)
+        held = sales.post(f"/api/ops/{cheap}/confirm").json()
+        assert held["state"] == "awaiting_approval", held
+
+
+def test_a_rejection_ends_the_op_with_its_comment_and_later_approvals_are_409(server: ErpServer) -> None:
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        s, op_id = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        r = mgr.post(f"/api/approvals/{op_id}/reject", json={"comment": "折扣太大，请重新报价"})
+        assert r.status_code == 200 and r.json()["state"] == "rejected", r.text
+        op = sales.get(f"/api/ops/{op_id}").json()
+        assert op["state"] == "rejected" and "折扣太大" in op["error"], op
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409
+        assert sales.post(f"/api/ops/{op_id}/confirm").status_code == 409
+        session = wait_status(sales, s["sessionId"], "SUCCEEDED")
+        assert "折扣太大" in str(session["transcript"])
+    assert erp_total(server, admin, "2001") == before
+    assert audit(sales, op_id, server)[-1] == "op.reject"
+
+
+def test_the_requester_may_withdraw_an_op_awaiting_approval(server: ErpServer) -> None:
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        _, op_id = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        r = sales.post(f"/api/ops/{op_id}/cancel")
+        assert r.status_code == 200 and r.json()["state"] == "cancelled", r.text
+        assert op_id not in [i["opId"] for i in mgr.get("/api/approvals").json()["items"]]
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "cancelled"
+
+
+def test_an_edit_voids_the_approvals_and_the_edited_values_are_what_runs(server: ErpServer) -> None:
+    admin = server.token("admin")
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        _, op_id = propose(server, sales, PLAIN_QUOTE)
+        line = {"material_id": "M0005", "qty": 40, "unit_price": 2680}
+        r = sales.patch(f"/api/ops/{op_id}", json={"payload": {"customer_id": "C0001", "details": [line]}})
+        assert r.status_code == 200, r.text
+        edited = r.json()
+        assert edited["state"] == "draft" and edited["lines"][0]["listPrice"] == 2680.0, edited
+        amounts = [f["after"] for f in edited["lines"][0]["fields"] if f["field"] == "amount"]
+        assert amounts == [107200.0]
+        # bad values: 422, nothing changes; another user: 404
+        bad = sales.patch(f"/api/ops/{op_id}", json={"payload": {"details": [{"material_id": "M0005", "qty": -3}]}})
+        assert bad.status_code == 422, bad.text
+        assert mgr.patch(f"/api/ops/{op_id}", json={"payload": {"details": [line]}}).status_code == 404
+        # the edited op now matches the rule; an edit while it waits voids the approval request
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        line["qty"] = 41
+        r = sales.patch(f"/api/ops/{op_id}", json={"payload": {"customer_id": "C0001", "details": [line]}})
+        assert r.status_code == 200 and r.json()["state"] == "draft", r.text
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409  # the old request is void
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 200
+        done = wait_op(sales, op_id, {"done", "failed"})
+        assert done["state"] == "done", done
+        assert sales.patch(f"/api/ops/{op_id}", json={"payload": {"details": [line]}}).status_code == 409
+    with server.erp_direct(admin) as erp:
+        lines = erp.get(f"/getBusinessDataById/2001/{done['billId']}").json()["details"]
+    assert [(str(x["material_code"]), float(x["qty"])) for x in lines] == [("M0005", 41.0)]
+    actions = audit(sales, op_id, server)
+    assert actions.count("op.edit") == 2 and "op.approval_void" in actions, actions
+
+
+def test_a_delete_needs_approval_and_a_record_changed_before_it_fails_and_writes_nothing(server: ErpServer) -> None:
+    from tests.packs.erp.test_erp_ops import draft_quotation, erp_write, record
+
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    with server.client(token, timeout=60) as sales, server.login("mgr01") as mgr:
+        s, op_id = propose(server, sales, f"删除报价单{bill['sBillNo']}")
+        held = sales.post(f"/api/ops/{op_id}/confirm").json()
+        assert held["state"] == "awaiting_approval" and held["approval"]["rules"] == ["delete-bill"], held
+        # the record changes in the ERP while the op waits: the approval cannot carry the stale op out
+        erp_write(
+            server, token, {"sFormId": "2001", "handleType": "update", "sId": bill["sId"], "data": {"delivery_days": 9}}
+        )
+        r = mgr.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 200, r.text
+        failed = wait_op(sales, op_id, {"failed", "pending"})
+        assert failed["state"] == "failed" and "propose again" in failed["error"], failed
+        assert record(server, token, "2001", bill["sId"])["master"]["delivery_days"] == 9  # still there
+        wait_status(sales, s["sessionId"], "SUCCEEDED")
+
+
+def _expire_request(server: ErpServer, op_id: str) -> None:
+    """Move the request's expiry into the past (as time passing would)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{server.workdir / 'var' / 'tether.db'}")
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("UPDATE op_approval_request SET expire_at = 1 WHERE op_id = :op"), {"op": op_id})
+    finally:
+        engine.dispose()
+
+
+def test_an_approval_after_expiry_is_409_and_the_sweep_expires_the_rest(server: ErpServer) -> None:
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        first, op_id = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        _expire_request(server, op_id)
+        r = mgr.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 409 and "expired" in r.json()["error"], r.text
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "expired"
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409
+        wait_status(sales, first["sessionId"], "SUCCEEDED")  # the requester hears of it
+        assert audit(sales, op_id, server)[-1] == "op.approval_expire"
+        # nobody decides: the sweep ends it
+        _, swept = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{swept}/confirm").json()["state"] == "awaiting_approval"
+        _expire_request(server, swept)
+        assert wait_op(sales, swept, {"expired"}, timeout=30)["error"].startswith("the approval was not given in time")
+        assert mgr.get("/api/approvals", params={"status": "expired"}).json()["items"][0]["opId"] == swept
+    assert erp_total(server, admin, "2001") == before
+
+
+def storm(server: ErpServer, tokens: list[str], op_id: str, n: int) -> list[int]:
+    return storm_url(server.url, tokens, op_id, n)
+
+
+def storm_url(url: str, tokens: list[str], op_id: str, n: int) -> list[int]:
+    """``n`` approvals of ``op_id`` at once (threads released together), the tokens taken in turn."""
+    codes: list[int] = [0] * n
+    gate = threading.Barrier(n)
+
+    def one(i: int) -> None:
+        headers = {"Authorization": f"Bearer {tokens[i % len(tokens)]}"}
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
+            gate.wait()
+            codes[i] = c.post(f"/api/approvals/{op_id}/approve").status_code
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
+EVERY_DATABASE = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("mariadb", marks=pytest.mark.mariadb),
+]
+
+
+@pytest.mark.parametrize("kind", EVERY_DATABASE)
+def test_concurrent_approvals_count_once_each_and_execute_once(kind: str, tmp_path: Path) -> None:
+    for url in fresh_database(kind, tmp_path):
+        env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
+        server = _server(tmp_path, **env).start(timeout=180)
+        try:
+            admin = server.token("admin")
+            before = erp_total(server, admin, "2001")
+            with server.login("sales01") as sales:
+                _, op_id = propose(server, sales, BIG_QUOTE)
+                assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+                requester = [server.token("sales01")]
+                approvers = [server.token("mgr01") for _ in range(3)] + [server.token("fin02")] + requester
+                codes = storm(server, approvers, op_id, 30)
+                assert sorted(set(codes)) == [200, 403], codes  # the requester's and fin02's: 403
+                done = wait_op(sales, op_id, {"done", "failed"})
+                assert done["state"] == "done" and done["attempts"] == 1, done
+                detail = sales.get(f"/api/approvals/{op_id}").json()["approval"]
+                assert [g["approver"] for g in detail["given"]] == ["mgr01"]
+            assert erp_total(server, admin, "2001") == before + 1
+            server.assert_no_server_errors()
+        finally:
+            server.stop()
+
+
+def _both(first: ErpServer, second: ErpServer, tokens: list[str], op_id: str) -> list[int]:
+    """Ten approvals sent to each server, the two storms at once."""
+    codes: list[int] = []
+
+    def on(server: ErpServer) -> None:
+        codes.extend(storm(server, tokens, op_id, 10))
+
+    threads = [threading.Thread(target=on, args=(s,)) for s in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
+@pytest.mark.postgres
+def test_two_replicas_approving_at_once_count_once_and_execute_once(tmp_path: Path) -> None:
+    """Two servers on one PostgreSQL database (tether's and the ERP's): approvals sent to both at
+    once are serialised by the request row's lock; the op is confirmed once and executed once —
+    on the replica without the requester's login, at the requester's next read."""
+    for url in fresh_database("postgres", tmp_path):
+        env = {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        first = _server(tmp_path / "a", **env).start(timeout=180)
+        second = _server(tmp_path / "b", **env).start(timeout=180)
+        try:
+            admin = first.token("admin")
+            before = erp_total(first, admin, "2001")
+            with first.login("sales01") as sales:
+                _, op_id = propose(first, sales, BIG_QUOTE)
+                assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+                tokens = [first.token("mgr01") for _ in range(2)]
+                codes = _both(first, second, tokens, op_id)
+                assert codes == [200] * 20, codes
+                done = wait_op(sales, op_id, {"done", "failed"})
+                assert done["state"] == "done" and done["attempts"] == 1, done
+                given = sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]
+                assert [g["approver"] for g in given] == ["mgr01"]
+            assert erp_total(first, admin, "2001") == before + 1
+            first.assert_no_server_errors()
+            second.assert_no_server_errors()
+        finally:
+            second.stop()
+            first.stop()

@@ -1,0 +1,148 @@
+"""Approvals of a customer's credit-limit change (two approvers: a sales manager and finance),
+proposed by a scripted model inside a real server with the demo ERP: the quorum needs both
+grants, concurrent approvals from both count once each and confirm the op once, a policy change
+that matters voids the approvals given so far, and the audit chain verifies after all of it."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from tests.packs.erp.test_erp_approvals import storm_url
+from tests.servers import free_port
+from tether.app.main import create_app
+from tether.erp_demo import facts
+from tether.models.scripted import ScriptedModel, calls, text
+from tether.ops.approvals.source import DEMO_POLICY
+from tether.settings import create_settings
+from tether.store.audit import SqlAuditLog
+
+CREDIT = {"form_id": "1001", "op": "update", "record_id": "cus-1-00001"}  # C0001, sales01's customer
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path, str]]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    policy = tmp_path / "policy.yaml"
+    shutil.copy(DEMO_POLICY, policy)
+    monkeypatch.setenv("TETHER_ERP_DATABASE_URL", f"sqlite:///{tmp_path / 'erp.db'}")
+    monkeypatch.setenv("TETHER_ERP_SEED_SCALE", "0.3")
+    model = ScriptedModel(
+        [
+            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 880000}})),
+            text("信用额度的修改已处理。"),
+            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 990000}})),
+            text("信用额度的修改已处理。"),
+        ]
+    )
+    database = f"sqlite:///{tmp_path / 'tether.db'}"
+    settings = create_settings(
+        database_url=database,
+        packs="tether.erp_demo.pack,tether.packs.erp.pack",
+        public_url=url,
+        skill_routing="rules",
+        approval_policies=str(policy),
+    )
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, model=model), port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
+        time.sleep(0.05)
+    try:
+        yield url, policy, database
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def _token(url: str, user: str) -> str:
+    r = httpx.post(f"{url}/api/auth/login", json={"username": user, "password": facts.PASSWORD}, timeout=30)
+    assert r.status_code == 200, r.text
+    return str(r.json()["token"])
+
+
+def _client(url: str, token: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+def _proposed(c: httpx.Client) -> tuple[str, str]:
+    s = c.post("/api/agent/sessions", json={"message": "把客户C0001的信用额度改成新值"}).json()
+    assert s["status"] == "WAITING_CONFIRMATION", str(s["transcript"][-3:])[-1500:]
+    proposal = s["pendingInteraction"]["payload"]
+    assert proposal["diff"][0]["field"] == "credit_limit" and proposal["auto"] is False
+    return s["sessionId"], str(proposal["opId"])
+
+
+def _ended(c: httpx.Client, session_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while True:
+        s: dict[str, Any] = c.get(f"/api/agent/sessions/{session_id}").json()
+        if s["status"] == "SUCCEEDED":
+            return s
+        assert time.monotonic() < deadline, s["status"]
+        time.sleep(0.1)
+
+
+def test_two_grants_both_needed_a_policy_change_voids_and_concurrent_approvals_count_once(
+    served: tuple[str, Path, str],
+) -> None:
+    url, policy, database = served
+    sales, mgr, fin = _token(url, "sales01"), _token(url, "mgr01"), _token(url, "fin02")
+    with _client(url, sales) as c, _client(url, mgr) as m, _client(url, fin) as f:
+        session, op_id = _proposed(c)
+        held = c.post(f"/api/ops/{op_id}/confirm").json()
+        assert held["state"] == "awaiting_approval" and held["approval"]["rules"] == ["customer-credit-limit"]
+        assert held["approval"]["waitingFor"] == [
+            {"grant": "approve.sales", "count": 1},
+            {"grant": "approve.finance", "count": 1},
+        ]
+        first = m.post(f"/api/approvals/{op_id}/approve").json()
+        assert first["state"] == "awaiting_approval"
+        assert first["approval"]["waitingFor"] == [{"grant": "approve.finance", "count": 1}]
+        # the operator edits the rule that matched: the approval given is void, mgr01 must approve again
+        time.sleep(0.01)
+        policy.write_text(
+            policy.read_text().replace("fields_changed: [credit_limit]", "fields_changed: [credit_limit, payment_days]")
+        )
+        after = f.post(f"/api/approvals/{op_id}/approve").json()
+        assert after["state"] == "awaiting_approval", after
+        assert after["approval"]["voidReason"] == "the approval policy changed"
+        assert after["approval"]["approvedBy"] == ["fin02@erp-1-1"]
+        done = m.post(f"/api/approvals/{op_id}/approve").json()
+        assert done["state"] == "pending", done  # a manual op: validated, the prefill link, as after a confirm
+        given = f.get(f"/api/approvals/{op_id}").json()["approval"]["given"]
+        assert [(g["approver"], bool(g["void"])) for g in given] == [
+            ("mgr01", True),
+            ("fin02", False),
+            ("mgr01", False),
+        ]
+        _ended(c, session)
+
+        # a second change: both approvers, ten clicks each, at once → two approvals, one confirm
+        session, op_id = _proposed(c)
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        codes = storm_url(url, [mgr, fin], op_id, 20)
+        assert codes == [200] * 20, codes
+        op = c.get(f"/api/ops/{op_id}").json()
+        assert op["state"] == "pending" and op["attempts"] == 1, op
+        given = f.get(f"/api/approvals/{op_id}").json()["approval"]["given"]
+        assert sorted(g["approver"] for g in given) == ["fin02", "mgr01"]
+        _ended(c, session)
+    log = SqlAuditLog(database)
+    try:
+        assert log.verify() is None
+        actions = [r["tool_id"] for r in log.rows() if r["tool_call_id"] == op_id]
+    finally:
+        log.close()
+    assert actions.count("op.approve") == 2 and actions.count("op.confirm") == 1, actions
