@@ -215,7 +215,7 @@ def _apply(
     if not comps:
         _apply_day_counts(reading, terms)
     if reading.period:
-        _apply_period(reading, english)
+        _apply_period(reading, terms, english)
     return None
 
 
@@ -230,13 +230,18 @@ def _apply_options(reading: Reading, terms: list[Term]) -> None:
             w[0] == column for w in reading.where
         ):
             continue
-        flt = next((f for f in form.filters if f.column == column and f.options), None)
+        # the filter offering the option, else one taking that column's value as it is (业务员 赵强
+        # is an option of the field; the filter takes salesman_id = sales03)
+        flt = next((f for f in form.filters if f.column == column and f.options), None) or next(
+            (f for f in form.filters if f.column == column and f.op == "eq" and f.type in ("text", "select")), None
+        )
         label = dict(_options_of(form, column)).get(value, value)
         if flt is not None:
             reading.filters[flt.name] = value
         else:
             reading.where.append((column, "=", value))
-        reading.said.append(f"{form.label_of(column)} = {label}")
+        shown = f"{label}（{value}）" if flt is not None and not flt.options and label != value else label
+        reading.said.append(f"{form.label_of(column)} = {shown}")
 
 
 def _apply_day_counts(reading: Reading, terms: list[Term]) -> None:
@@ -315,7 +320,9 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
         reading.said.append(f"{form.label_of(column)} = {value}")
         return None
     reading.filters[flt.name] = value
-    reading.said.append(f"{flt.label} = {value}" if flt.op == "eq" else f"{flt.label} 含 {value}")
+    named = row.get(ways[0][1].column, "")
+    shown = f"{named}（{value}）" if named and named != value and column.endswith("_id") else value
+    reading.said.append(f"{flt.label} = {shown}" if flt.op == "eq" else f"{flt.label} 含 {value}")
     return None
 
 
@@ -355,10 +362,18 @@ def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], englis
     return None
 
 
-def _apply_period(reading: Reading, english: bool) -> None:
+def _apply_period(reading: Reading, terms: list[Term], english: bool) -> None:
+    """The period on the date the question names (本月到期的发票: the due date, up to the month's
+    end), else on the form's first date filter (its bill date), else on its first date field."""
     form, period = reading.form, reading.period
     assert period is not None
-    start = next((f for f in form.filters if f.type == "date" and f.op == "gte"), None)
+    named = next(
+        (t.target.column for t in terms if t.form_id == form.form_id and t.kind == "label" and t.target.type == "date"),
+        None,
+    )
+    if named is not None:
+        period = reading.period = period.ahead()
+    start = next((f for f in form.filters if f.type == "date" and f.op == "gte" and named in (None, f.column)), None)
     end = next(
         (f for f in form.filters if f.type == "date" and f.op == "lte" and start and f.column == start.column), None
     )
@@ -370,7 +385,7 @@ def _apply_period(reading: Reading, english: bool) -> None:
             reading.where.append((start.column, "<=", period.end.isoformat()))
         reading.said.append(f"{form.label_of(start.column)} {period.label()}")
         return
-    column = next((f.column for f in form.fields if f.type == "date"), None)
+    column = named or next((f.column for f in form.fields if f.type == "date"), None)
     if column:
         reading.where += [(column, ">=", period.start.isoformat()), (column, "<=", period.end.isoformat())]
         reading.said.append(f"{form.label_of(column)} {period.label()}")
