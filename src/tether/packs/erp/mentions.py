@@ -110,7 +110,7 @@ def names_record(column: str) -> bool:
     return column in KEY_COLUMNS or column.endswith(("_name", "_code"))
 
 
-def _identity(m: Mention) -> tuple[str, str]:
+def identity(m: Mention) -> tuple[str, str]:
     """The record a mention stands for, however it was named: its name (and spec)."""
     v = m.seen.values
     name = next((v[c] for c in ("name", "material_name", "customer_name", "supplier_name") if v.get(c)), "")
@@ -120,7 +120,7 @@ def _identity(m: Mention) -> tuple[str, str]:
 def same_records(groups: list[list[Mention]]) -> list[list[Mention]]:
     """Mentions of records said twice (无锡锡东 + 精工; 深沟球轴承 + 6205-2RS) count once, as the
     narrower: a group whose records include another group's is dropped."""
-    ids = [{_identity(m) for m in g} if all(names_record(m.column) for m in g) else None for g in groups]
+    ids = [{identity(m) for m in g} if all(names_record(m.column) for m in g) else None for g in groups]
     kept = []
     for i, group in enumerate(groups):
         mine = ids[i]

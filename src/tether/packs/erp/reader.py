@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
 
 from tether.packs.erp import lexicon
-from tether.packs.erp.mentions import Mention, find_mentions, names_record, narrow, option_of, same_records
+from tether.packs.erp.mentions import (
+    Mention,
+    find_mentions,
+    identity,
+    names_record,
+    narrow,
+    option_of,
+    same_records,
+)
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
 from tether.packs.erp.phrases import Comparison, arabic, comparisons, period_of, top_n
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
@@ -294,17 +303,18 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
     form = reading.form
     own = [m for m in group if m.seen.form_id == form.form_id and _target(form, catalog, m)]
     usable = own or group  # the form's own rows say best what it can filter by
-    records: dict[str, list[tuple[tuple[str, str, str], Mention]]] = {}
+    # one record seen in several forms (客户档案 and 报价单) is one candidate, shown at its fullest
+    records: dict[Any, list[tuple[tuple[str, str, str], Mention]]] = {}
     for m in usable:
         if (t := _target(form, catalog, m)) is not None:
-            records.setdefault(option_of(m) if names_record(m.column) else t[2], []).append((t, m))
+            records.setdefault(identity(m) if names_record(m.column) else t[2], []).append((t, m))
     what = group[0].text
     if not records:
         if english:
             return Refusal(f"{form.name} cannot be filtered by “{what}”.")
         return Refusal(f"{form.name}无法按“{what}”筛选。")
     if len(records) > 1:
-        shown = list(records)[:MAX_CANDIDATES]
+        shown = [max((option_of(w[1]) for w in ways), key=len) for ways in records.values()][:MAX_CANDIDATES]
         lead = f"“{what}” matches several records; which one?" if english else f"“{what}”对应多条记录，您指的是哪一个？"
         return Ask(lead + " " + " / ".join(shown), shown)
     ways = next(iter(records.values()))  # one record, maybe by several filters: by its name first
@@ -321,8 +331,8 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
         return None
     reading.filters[flt.name] = value
     named = row.get(ways[0][1].column, "")
-    shown = f"{named}（{value}）" if named and named != value and column.endswith("_id") else value
-    reading.said.append(f"{flt.label} = {shown}" if flt.op == "eq" else f"{flt.label} 含 {value}")
+    said = f"{named}（{value}）" if named and named != value and column.endswith("_id") else value
+    reading.said.append(f"{flt.label} = {said}" if flt.op == "eq" else f"{flt.label} 含 {value}")
     return None
 
 

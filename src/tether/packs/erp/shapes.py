@@ -63,10 +63,11 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
             reading.shape, reading.agg = "aggregate", agg
             reading.measure = numeric[0] if numeric else money_field(form, text)
             return
-    asked = [
+    named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
+    asked = [  # 供应商 names the form, not its code and name fields
         t.target
         for t in own_labels
-        if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading)
+        if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading) and t.span not in named
     ]
     if asked and lexicon.ASKS_VALUE.search(residual) and reading.filters:
         reading.shape, reading.asked = "field", list(dict.fromkeys(asked))
