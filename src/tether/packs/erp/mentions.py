@@ -25,8 +25,24 @@ class Mention:
     seen: Seen
 
 
+_KEPT: dict[int, tuple[list[Seen], dict[str, list[tuple[str, Seen]]]]] = {}
+KEPT_MAX = 64  # catalogs whose value index is kept (a catalog lives a minute; its rows never change)
+
+
 def _values(rows: list[Seen]) -> dict[str, list[tuple[str, Seen]]]:
-    """value (lowercase) -> [(column, row)] over every identifying value seen."""
+    """value (lowercase) -> [(column, row)] over every identifying value seen; built once per
+    catalog's rows (the index, not the question, is what costs on a large catalog)."""
+    kept = _KEPT.get(id(rows))
+    if kept is not None and kept[0] is rows:
+        return kept[1]
+    if len(_KEPT) >= KEPT_MAX:
+        _KEPT.clear()
+    out = _index_values(rows)
+    _KEPT[id(rows)] = (rows, out)
+    return out
+
+
+def _index_values(rows: list[Seen]) -> dict[str, list[tuple[str, Seen]]]:
     out: dict[str, list[tuple[str, Seen]]] = {}
     for row in rows:
         for column, value in row.values.items():

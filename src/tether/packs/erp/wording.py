@@ -42,8 +42,23 @@ def aliases(form: FormMeta) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*form.aliases, *words]))
 
 
+_KEPT: dict[int, tuple[list[FormMeta], list[tuple[str, str, float, str, Any]]]] = {}
+KEPT_MAX = 64
+
+
 def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
-    """(term, form id, weight, kind, target), longest terms first."""
+    """(term, form id, weight, kind, target), longest terms first; built once per catalog."""
+    kept = _KEPT.get(id(forms))
+    if kept is not None and kept[0] is forms:
+        return kept[1]
+    if len(_KEPT) >= KEPT_MAX:
+        _KEPT.clear()
+    rows = _build_index(forms)
+    _KEPT[id(forms)] = (forms, rows)
+    return rows
+
+
+def _build_index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
     rows: list[tuple[str, str, float, str, Any]] = []
     for form in forms:
         rows.append((form.name, form.form_id, NAME, "name", None))
