@@ -590,3 +590,13 @@ def test_what_is_left_of_a_name_of_several_materials_is_asked() -> None:
 def test_batches_arrived_this_month_count_the_inbound_bills() -> None:
     r = reading("这个月到了几批货")
     assert r.form.form_id == "3002" and r.shape == "count" and r.filters["date_from"] == "2026-12-01"
+
+
+def test_a_three_character_name_is_found_whole_before_filler_words_split_it() -> None:
+    mcu = [Seen("4001", {"material_code": f"M500{i}", "material_name": "单片机", "spec": s}) for i, s in
+           enumerate(("STM32F103C8T6", "GD32F103C8T6"))]  # fmt: skip
+    cat = Catalog([ALL[i] for i in facts.WAREHOUSE_FORMS], mcu)
+    outcome = read("单片机还有多少库存", cat, TODAY)
+    assert isinstance(outcome, Ask) and outcome.question.startswith("“单片机”")
+    chosen = read("单片机还有多少库存", cat, TODAY, prefer="M5001 单片机 GD32F103C8T6")
+    assert isinstance(chosen, Reading) and chosen.filters == {"material_code": "M5001"}

@@ -13,6 +13,7 @@ from tether.packs.erp.metadata import KEY_COLUMNS, Seen
 from tether.packs.erp.wording import chunks, free
 
 FUZZY_MIN = 85.0  # rapidfuzz partial ratio a near-miss name must reach
+WHOLE_MIN = 3  # values this long are found whole before filler words split them (单片机 is not 单 + 片机)
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,9 @@ def find_mentions(text: str, taken: list[tuple[int, int]], rows: list[Seen]) -> 
     unknown: list[str] = []
     for chunk, at in chunks(text, taken):
         lower = chunk.lower()
-        # long whole values first, longest first (接近开关 before its filler-looking 开)
+        # whole values first, longest first (接近开关 before its filler-looking 开, 单片机 before 单)
         inner: list[tuple[int, int]] = []
-        for value in sorted((v for v in values if len(v) >= 4 and v in lower), key=len, reverse=True):
+        for value in sorted((v for v in values if len(v) >= WHOLE_MIN and v in lower), key=len, reverse=True):
             start = lower.find(value)
             span = (start, start + len(value))
             if free(span, inner):
