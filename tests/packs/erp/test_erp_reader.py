@@ -600,3 +600,8 @@ def test_a_three_character_name_is_found_whole_before_filler_words_split_it() ->
     assert isinstance(outcome, Ask) and outcome.question.startswith("“单片机”")
     chosen = read("单片机还有多少库存", cat, TODAY, prefer="M5001 单片机 GD32F103C8T6")
     assert isinstance(chosen, Reading) and chosen.filters == {"material_code": "M5001"}
+
+
+def test_an_id_filter_learns_the_names_beside_it_only_where_no_filter_takes_the_name() -> None:
+    assert ALL["1001"].named_ids() == [("salesman_name", "salesman_id")]  # 业务员 by id only
+    assert ALL["2002"].named_ids() == []  # 客户: customer_name has its own filter

@@ -1,10 +1,10 @@
 """The offline planner's rules for the ERP pack: recognise a clerk's request, resolve the entity
-it names (material code or name, customer name, bill number, date phrase) and choose the steps
+it names (material code, customer name, bill number, date phrase) and choose the steps
 and the answer template (``extract.erp.plan`` / ``extract.erp.answer``, spliced in by the ERP
 skills' ``steps`` entries).
 
-Entity resolution is exact for codes and bill numbers and fuzzy (the ERP's substring filters)
-for names; every match is shown, so an ambiguous name shows its candidates. A request no pinned
+Entity resolution is exact for codes and bill numbers; a material or customer named by a name
+that may be several records (深沟球轴承, 正泰) is the reader's, which asks which one. A request no pinned
 rule takes, or one a pinned rule would misread (应付 is not 应收; "超期超过60天" is not a customer),
 goes to the metadata reader (``read_question``, ``reader.py``), which answers it from the ERP's own
 metadata or says what it did not understand — never a guess.
