@@ -37,6 +37,20 @@ class Conversation:
     stuck: str = ""  # why the person stopped early (a question it had no answer for, a time-out)
 
 
+def _option_text(option: Any) -> str:
+    return str(option.get("label") or option.get("value")) if isinstance(option, dict) else str(option)
+
+
+def reply_to(options: list[str], reply: str) -> str:
+    """What a person types back to a question with options: the one option that holds their reply
+    (青岛正泰精密五金有限公司 → "C0031 青岛正泰精密五金有限公司"), as a person clicks the option they
+    mean; several or none of them: the reply as typed, and the agent must make sense of it."""
+    if reply in options:
+        return reply
+    holding = [o for o in options if reply.strip() and reply.strip() in o]
+    return holding[0] if len(holding) == 1 else reply
+
+
 class Person:
     def __init__(self, url: str, task: Task, write_forms: set[str], timeout_s: float = 300.0) -> None:
         self.url = url
@@ -156,14 +170,11 @@ class Person:
             return None if turn.values is None else {"values": turn.values}
         if answered and turn.pick is None and turn.reply is None:
             return None
-        options = (pending.get("payload") or {}).get("options") or []
+        options = [_option_text(o) for o in (pending.get("payload") or {}).get("options") or []]
         if turn.pick is not None and turn.pick <= len(options):
-            option = options[turn.pick - 1]
-            return {
-                "answer": str(option.get("label") or option.get("value")) if isinstance(option, dict) else str(option)
-            }
+            return {"answer": options[turn.pick - 1]}
         if turn.reply is not None:
-            return {"answer": turn.reply}
+            return {"answer": reply_to(options, turn.reply)}
         return None
 
     def _decide(self, proposal: dict[str, Any], turn: Turn) -> bool:

@@ -67,7 +67,7 @@ def test_an_ungranted_form_is_refused_by_every_tool_though_the_erp_hands_it_out(
         )
         for form in ("5001", "4001", "2004", "2005"):
             assert f'"{form}"' not in kg and f'"{form}"' not in kg2
-        s = erp_server.ask(c, "查一下深沟球轴承的库存")
+        s = erp_server.ask(c, "查一下M0001的库存")  # the pinned stock rule reads 4001: the gate refuses it
         assert "不存在，或您无权使用它" in answer_of(s) and "6204-2RS" not in json.dumps(
             s["transcript"], ensure_ascii=False
         )
@@ -220,7 +220,7 @@ def test_tether_login_then_ask_from_the_terminal(erp_server: ErpServer, tmp_path
     assert login.returncode == 0 and "sales01" in login.stdout
     saved = tmp_path / "tether" / "logins.json"
     assert oct(saved.stat().st_mode & 0o777) == "0o600"
-    refused = tether("ask", "查一下深沟球轴承的库存")
+    refused = tether("ask", "查一下M0001的库存")
     assert NO_ACCESS in refused.stdout, refused.stdout + refused.stderr
     assert tether("login", "fin01", "--password", facts.PASSWORD).returncode == 0
     answered = tether("ask", f"{facts.OVERDUE_CUSTOMER_1[1]}的应收账款有多少超期了？")

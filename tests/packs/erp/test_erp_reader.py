@@ -22,7 +22,16 @@ from tether.packs.erp.readings import Ask, Reading, Refusal
 from tether.sqlguard import Policy, guard
 
 TODAY = date(2026, 12, 4)  # a Friday
-COMMON = {"bill_no", "customer_name", "customer_code", "supplier_name", "material_code", "material_name", "spec"}
+COMMON = {
+    "salesman_name",
+    "bill_no",
+    "customer_name",
+    "customer_code",
+    "supplier_name",
+    "material_code",
+    "material_name",
+    "spec",
+}
 
 
 def _meta(form: Form) -> FormMeta:
@@ -63,6 +72,12 @@ ROWS = [
         for c, n, s, *_ in facts.BRAND_1_MATERIALS
     ),
     Seen("5002", {"bill_no": "PO202611-0001", "supplier_name": "苏州元丰传动科技有限公司"}),
+    Seen("1001", {"salesman_name": "赵强", "salesman_id": "sales03"}),  # an id filter's names, apart
+    Seen("1001", {"salesman_name": "王婷", "salesman_id": "sales02"}),
+    Seen("1002", {"code": "S0004", "name": "武汉金泰电机有限公司", "category": "电机"}),
+    Seen("2002", {"customer_name": "郑州正泰精密五金有限公司"}),
+    Seen("2002", {"customer_name": "青岛正泰精密五金有限公司"}),
+    Seen("2002", {"customer_name": facts.SALES02_CUSTOMER[1]}),
 ]
 
 
@@ -468,3 +483,125 @@ def test_the_reader_learns_names_and_short_texts_never_notes_or_bill_numbers() -
 def test_a_field_of_a_named_record_is_read_on_the_records_own_form() -> None:
     r = reading("6205-2RS的安全库存是多少", WAREHOUSE)  # not 安全库存预警, which lists only the low ones
     assert (r.form.form_id, r.shape, r.filters) == ("1003", "field", {"spec": "6205-2RS"})
+
+
+# ---- what the eval found: salespeople, 哪几家, business words, due dates, balances, what is left ----
+
+
+@pytest.mark.parametrize("question", ["赵强负责哪些客户", "赵强的客户有哪些", "业务员赵强负责的客户"])
+def test_a_salesperson_named_is_the_id_filter_with_the_name_said(question: str) -> None:
+    r = reading(question)
+    assert r.form.form_id == "1001" and r.filters == {"salesman_id": "sales03"} and r.shape == "list"
+    assert r.said == ["业务员 = 赵强（sales03）"]
+    assert ("sales03" in str(plans.plan_of(r, question)["plan"])) and not r.where
+
+
+def test_how_many_customers_a_salesperson_has_is_a_count() -> None:
+    r = reading("王婷负责几个客户")
+    assert r.shape == "count" and r.filters == {"salesman_id": "sales02"}
+
+
+@pytest.mark.parametrize(("question", "shape"), [("电机类的供应商有哪几家", "list"), ("电机类供应商有几家", "count")])
+def test_which_few_is_a_list_how_many_is_a_count(question: str, shape: str) -> None:
+    r = reading(question)
+    assert r.form.form_id == "1002" and r.filters == {"category": "电机"} and r.shape == shape
+
+
+def test_which_suppliers_and_their_phones_shows_the_phone_of_each() -> None:
+    r = reading("供应商列表里电机类的有哪几家，电话多少")
+    assert r.shape == "field" and [f.column for f in r.asked] == ["phone"] and r.filters == {"category": "电机"}
+    answer = plans.plan_of(r, "")["answer"]
+    assert "name" in answer and "phone" in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "shape", "group"),
+    [
+        ("今年销售额最高的5个客户", "top", "customer_name"),
+        ("本月各客户的销售额", "group", "customer_name"),
+        ("上个月销售额一共多少", "aggregate", None),
+    ],
+)
+def test_sales_amount_is_the_sales_orders_total(question: str, shape: str, group: str | None) -> None:
+    r = reading(question)
+    assert r.form.form_id == "2002" and r.shape == shape and r.group == group
+    assert r.measure is not None and r.measure.column == "total_amount"
+    sql = plans.build_sql(r)
+    assert "FROM viw_sales_order" in sql and "bill_date >=" in sql
+
+
+@pytest.mark.parametrize("question", ["天津北辰最近下了哪些单", "天津北辰下了几张单"])
+def test_placing_an_order_names_the_sales_orders(question: str) -> None:
+    r = reading(question, catalog(*facts.SALES_FORMS))
+    assert r.form.form_id == "2002" and r.filters == {"customer_name": "天津北辰重工装备有限公司"}
+
+
+@pytest.mark.parametrize("question", ["正泰最近的订单", "正泰的销售订单有哪些"])
+def test_a_name_of_several_customers_on_orders_is_asked_then_read(question: str) -> None:
+    outcome = read(question, ADMIN, TODAY)
+    assert isinstance(outcome, Ask) and "青岛正泰精密五金有限公司" in outcome.options
+    assert "郑州正泰精密五金有限公司" in outcome.options
+    chosen = read(question, ADMIN, TODAY, prefer="青岛正泰精密五金有限公司")
+    assert isinstance(chosen, Reading) and chosen.form.form_id == "2002"
+    assert chosen.filters == {"customer_name": "青岛正泰精密五金有限公司"}
+
+
+def test_due_this_week_is_the_due_date_through_sunday() -> None:
+    r = reading("本周到期的应付", FINANCE)  # 2026-12-04 is a Friday
+    assert r.form.form_id == "5002"
+    assert ("due_date", ">=", "2026-11-30") in r.where and ("due_date", "<=", "2026-12-06") in r.where
+    assert not r.filters  # not an overdue filter, not the bill date
+
+
+@pytest.mark.parametrize("question", ["这个月到期的发票有哪些", "本月到期的销售发票"])
+def test_due_this_month_goes_on_the_due_date_filters_to_the_months_end(question: str) -> None:
+    r = reading(question, FINANCE)
+    assert r.form.form_id == "2004" and r.filters == {"due_from": "2026-12-01", "due_to": "2026-12-31"}
+
+
+def test_issued_this_month_stays_on_the_bill_date_up_to_today() -> None:
+    r = reading("本月开的发票有哪些", FINANCE)
+    assert r.filters == {"date_from": "2026-12-01", "date_to": "2026-12-04"}
+
+
+@pytest.mark.parametrize(("question", "column"), [("欠供应商的钱一共多少", "balance"), ("应收余额一共多少", "balance")])
+def test_what_is_owed_sums_the_balance_not_the_bills_total(question: str, column: str) -> None:
+    r = reading(question, FINANCE)
+    assert r.shape == "aggregate" and r.measure is not None and r.measure.column == column
+
+
+def test_the_amount_of_the_bills_sums_their_total() -> None:
+    r = reading("本月收款金额一共多少", FINANCE)
+    assert r.measure is not None and r.measure.column == "amount"
+
+
+@pytest.mark.parametrize("question", ["6205-2RS还剩多少", "6205-2RS还剩下多少", "6205-2RS剩余多少"])
+def test_what_is_left_of_a_material_is_the_sum_of_its_stock(question: str) -> None:
+    r = reading(question, WAREHOUSE)
+    assert r.form.form_id == "4001" and r.filters == {"material_code": "M0002"}
+    assert r.shape == "aggregate" and r.measure is not None and r.measure.column == "qty"
+
+
+def test_what_is_left_of_a_name_of_several_materials_is_asked() -> None:
+    outcome = read("深沟球轴承还剩多少", WAREHOUSE, TODAY)
+    assert isinstance(outcome, Ask) and any("6204-2RS" in o for o in outcome.options)
+
+
+def test_batches_arrived_this_month_count_the_inbound_bills() -> None:
+    r = reading("这个月到了几批货")
+    assert r.form.form_id == "3002" and r.shape == "count" and r.filters["date_from"] == "2026-12-01"
+
+
+def test_a_three_character_name_is_found_whole_before_filler_words_split_it() -> None:
+    mcu = [Seen("4001", {"material_code": f"M500{i}", "material_name": "单片机", "spec": s}) for i, s in
+           enumerate(("STM32F103C8T6", "GD32F103C8T6"))]  # fmt: skip
+    cat = Catalog([ALL[i] for i in facts.WAREHOUSE_FORMS], mcu)
+    outcome = read("单片机还有多少库存", cat, TODAY)
+    assert isinstance(outcome, Ask) and outcome.question.startswith("“单片机”")
+    chosen = read("单片机还有多少库存", cat, TODAY, prefer="M5001 单片机 GD32F103C8T6")
+    assert isinstance(chosen, Reading) and chosen.filters == {"material_code": "M5001"}
+
+
+def test_an_id_filter_learns_the_names_beside_it_only_where_no_filter_takes_the_name() -> None:
+    assert ALL["1001"].named_ids() == [("salesman_name", "salesman_id")]  # 业务员 by id only
+    assert ALL["2002"].named_ids() == []  # 客户: customer_name has its own filter

@@ -19,8 +19,6 @@ from tether.packs.erp.tools import whitelist
 
 CASES = [
     ("查一下M0007的库存", "read_form_data", {"form_id": "4001", "filters": {"material_code": "M0007"}}),
-    ("查一下深沟球轴承的库存", "read_form_data", {"form_id": "4001", "filters": {"material_name": "深沟球轴承"}}),
-    ("伺服电机库存还有多少", "read_form_data", {"form_id": "4001", "filters": {"material_name": "伺服电机"}}),
     ("哪些物料低于安全库存？", "read_form_data", {"form_id": "4002", "filters": {}}),
     (
         "常州力拓传动机械有限公司的应收账款有多少超期了？",
@@ -29,7 +27,6 @@ CASES = [
     ),
     ("列出超期90天以上的应收", "read_form_data", {"form_id": "5001", "filters": {"min_overdue_days": 90}}),
     ("报价单QT202612-0001的明细", "lookup_record", {"form_id": "2001", "record_id": "QT202612-0001"}),
-    ("无锡锡东精工最近的销售订单", "read_form_data", {"form_id": "2002", "filters": {"customer_name": "无锡锡东精工"}}),
 ]
 
 
@@ -76,6 +73,14 @@ def test_an_unrecognised_request_goes_to_the_metadata_reader_not_a_guess() -> No
         "成品仓有哪些库存",
         "给我看看恒达最近的报价单",
         "深沟球轴承的安全库存是多少",
+        # a name may be several records (深沟球轴承 is eight bearings, 正泰 three customers): the
+        # reader resolves it against the ERP, or asks; a rule would list them all as one
+        "查一下深沟球轴承的库存",
+        "伺服电机库存还有多少",
+        "深沟球轴承还剩多少",
+        "无锡锡东精工最近的销售订单",
+        "正泰最近的订单",
+        "天津北辰最近下了哪些单",
     ],
 )
 def test_the_pinned_rules_leave_what_they_misread_to_the_reader(query: str) -> None:

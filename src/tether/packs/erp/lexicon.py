@@ -23,14 +23,32 @@ TERM_SYNONYMS: dict[str, str] = {
     "手机": "联系电话",
     "phone": "联系电话",
     "contact": "联系人",
+    "到期": "到期日",
+    "due": "到期日",
+}
+# business words that name a form by what it records (销售额 is the amount of sales orders; 下单
+# is placing one): word -> the form names or aliases they stand for; a word whose forms the user
+# lacks names nothing and is said to be not understood
+FORM_WORDS: dict[str, tuple[str, ...]] = {
+    "销售额": ("销售订单", "sales order"),
+    "营业额": ("销售订单", "sales order"),
+    "下单": ("销售订单", "sales order"),
+    "采购额": ("采购订单", "purchase order"),
+    "回款额": ("收款单", "receipt"),
+    "收款额": ("收款单", "receipt"),
+    "sales": ("销售订单", "sales order"),
+    "还剩": ("库存", "stock"),
+    "剩下": ("库存", "stock"),
+    "剩余": ("库存", "stock"),
+    "还有多少货": ("库存", "stock"),
 }
 # endings a label drops when a clerk names it: 逾期天数 → 逾期, 客户名称 → 客户
 # nouns a label ends with that a clerk says alone: 未收余额 → 余额
-LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别")
+LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日")
 LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "(天)", "（天）")
 
-COUNT = re.compile(
-    r"(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次)|共几|数量|how many|number of|count",
+COUNT = re.compile(  # 哪几家 asks which, not how many
+    r"(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|number of|count",
     re.I,
 )
 SUM = re.compile(r"一共|总共|合计|总计|总额|总金额|累计|加起来|总和|共计|in total|total|sum", re.I)
@@ -44,6 +62,10 @@ GROUP = re.compile(
 WHICH = re.compile(r"哪(?:个|家|位|一|种)(?P<w>\w{1,6})|谁的|which (?P<e>\w+)", re.I)
 BEST_OF = re.compile(r"最(?:大|多|高|小|少|低|久|长|短)的(?P<w>\w{1,6})")
 ASKS_VALUE = re.compile(r"是多少|是什么|是谁|是几|多少|几|哪个|哪天|什么|what|which|how much", re.I)
+# what is left of a quantity (深沟球轴承还剩多少): the sum of the form's quantity
+REMAIN = re.compile(r"还剩|剩下|剩余|how many left|left in stock", re.I)
+# what is still owed (欠供应商的钱, 未收): the balance, not the bill's total
+OWED = re.compile(r"欠|未付|未收|还没付|还没收|余额|outstanding|owed?|unpaid", re.I)
 MONEY = re.compile(r"钱|款|金额|多少元|营收|销售额|回款|收入|money|amount|revenue", re.I)
 
 # filler around the terms a question is made of; what is left after these and the ERP's own words
@@ -139,6 +161,7 @@ FILLER = tuple(
             "条",
             "家",
             "笔",
+            "批",
             "单",
             "位",
             "种",

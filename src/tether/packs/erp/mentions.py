@@ -13,6 +13,7 @@ from tether.packs.erp.metadata import KEY_COLUMNS, Seen
 from tether.packs.erp.wording import chunks, free
 
 FUZZY_MIN = 85.0  # rapidfuzz partial ratio a near-miss name must reach
+WHOLE_MIN = 3  # values this long are found whole before filler words split them (单片机 is not 单 + 片机)
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,24 @@ class Mention:
     seen: Seen
 
 
+_KEPT: dict[int, tuple[list[Seen], dict[str, list[tuple[str, Seen]]]]] = {}
+KEPT_MAX = 64  # catalogs whose value index is kept (a catalog lives a minute; its rows never change)
+
+
 def _values(rows: list[Seen]) -> dict[str, list[tuple[str, Seen]]]:
-    """value (lowercase) -> [(column, row)] over every identifying value seen."""
+    """value (lowercase) -> [(column, row)] over every identifying value seen; built once per
+    catalog's rows (the index, not the question, is what costs on a large catalog)."""
+    kept = _KEPT.get(id(rows))
+    if kept is not None and kept[0] is rows:
+        return kept[1]
+    if len(_KEPT) >= KEPT_MAX:
+        _KEPT.clear()
+    out = _index_values(rows)
+    _KEPT[id(rows)] = (rows, out)
+    return out
+
+
+def _index_values(rows: list[Seen]) -> dict[str, list[tuple[str, Seen]]]:
     out: dict[str, list[tuple[str, Seen]]] = {}
     for row in rows:
         for column, value in row.values.items():
@@ -65,9 +82,9 @@ def find_mentions(text: str, taken: list[tuple[int, int]], rows: list[Seen]) -> 
     unknown: list[str] = []
     for chunk, at in chunks(text, taken):
         lower = chunk.lower()
-        # long whole values first, longest first (接近开关 before its filler-looking 开)
+        # whole values first, longest first (接近开关 before its filler-looking 开, 单片机 before 单)
         inner: list[tuple[int, int]] = []
-        for value in sorted((v for v in values if len(v) >= 4 and v in lower), key=len, reverse=True):
+        for value in sorted((v for v in values if len(v) >= WHOLE_MIN and v in lower), key=len, reverse=True):
             start = lower.find(value)
             span = (start, start + len(value))
             if free(span, inner):
@@ -110,7 +127,7 @@ def names_record(column: str) -> bool:
     return column in KEY_COLUMNS or column.endswith(("_name", "_code"))
 
 
-def _identity(m: Mention) -> tuple[str, str]:
+def identity(m: Mention) -> tuple[str, str]:
     """The record a mention stands for, however it was named: its name (and spec)."""
     v = m.seen.values
     name = next((v[c] for c in ("name", "material_name", "customer_name", "supplier_name") if v.get(c)), "")
@@ -120,7 +137,7 @@ def _identity(m: Mention) -> tuple[str, str]:
 def same_records(groups: list[list[Mention]]) -> list[list[Mention]]:
     """Mentions of records said twice (无锡锡东 + 精工; 深沟球轴承 + 6205-2RS) count once, as the
     narrower: a group whose records include another group's is dropped."""
-    ids = [{_identity(m) for m in g} if all(names_record(m.column) for m in g) else None for g in groups]
+    ids = [{identity(m) for m in g} if all(names_record(m.column) for m in g) else None for g in groups]
     kept = []
     for i, group in enumerate(groups):
         mine = ids[i]

@@ -108,6 +108,19 @@ class FormMeta:
         have = self.columns or frozenset(wanted)
         return [c for c in dict.fromkeys(wanted) if c in have and not c.endswith("_id") and c != "bill_no"]
 
+    def named_ids(self) -> list[tuple[str, str]]:
+        """(name column, id column) of each filter that takes an id while the view also holds the
+        name beside it and no filter takes that name (业务员: salesman_id with salesman_name): a
+        clerk names 赵强, the filter takes his id."""
+        out = []
+        for f in self.filters:
+            if f.type != "text" or f.op != "eq" or not f.column.endswith("_id"):
+                continue
+            name = f.column[: -len("_id")] + "_name"
+            if name in self.columns and not any(g.column == name for g in self.filters):
+                out.append((name, f.column))
+        return out
+
     def _short(self, column: str) -> bool:
         if column in KEY_COLUMNS or column.endswith(("_name", "_code")):
             return True  # names are what a clerk types, however long

@@ -41,6 +41,11 @@ class Period:
     end: date
     phrase: str  # as the question said it
     span: tuple[int, int]
+    through: date | None = None  # the calendar period's last day, where it lies ahead (本月 → 12-31)
+
+    def ahead(self) -> Period:
+        """The whole calendar period, for dates that lie ahead (本月到期: up to the month's end)."""
+        return Period(self.start, self.through or self.end, self.phrase, self.span)
 
     def label(self) -> str:
         return f"{self.start.isoformat()} 至 {self.end.isoformat()}"
@@ -114,6 +119,18 @@ def _named(kind: str, today: date) -> tuple[date, date]:
     return date(last_end.year, (last_end.month - 1) // 3 * 3 + 1, 1), last_end
 
 
+def _through(kind: str, today: date) -> date | None:
+    if kind == "this_week":
+        return today + timedelta(days=6 - today.weekday())
+    if kind == "this_month":
+        return _month_end(today.year, today.month)
+    if kind == "this_quarter":
+        return _month_end(today.year, (today.month - 1) // 3 * 3 + 3)
+    if kind == "this_year":
+        return date(today.year, 12, 31)
+    return None
+
+
 def period_of(text: str, today: date) -> Period | None:
     """The first date phrase of ``text`` (digits already arabic) as a closed range of days."""
     t = text.lower()
@@ -166,7 +183,7 @@ def _words(t: str, today: date) -> Period | None:
             at = t.find(word)
             if at >= 0:
                 start, end = _named(kind, today)
-                return Period(start, end, word, (at, at + len(word)))
+                return Period(start, end, word, (at, at + len(word)), _through(kind, today))
     return None
 
 

@@ -1,10 +1,10 @@
 """The offline planner's rules for the ERP pack: recognise a clerk's request, resolve the entity
-it names (material code or name, customer name, bill number, date phrase) and choose the steps
+it names (material code, customer name, bill number, date phrase) and choose the steps
 and the answer template (``extract.erp.plan`` / ``extract.erp.answer``, spliced in by the ERP
 skills' ``steps`` entries).
 
-Entity resolution is exact for codes and bill numbers and fuzzy (the ERP's substring filters)
-for names; every match is shown, so an ambiguous name shows its candidates. A request no pinned
+Entity resolution is exact for codes and bill numbers; a material or customer named by a name
+that may be several records (深沟球轴承, 正泰) is the reader's, which asks which one. A request no pinned
 rule takes, or one a pinned rule would misread (应付 is not 应收; "超期超过60天" is not a customer),
 goes to the metadata reader (``read_question``, ``reader.py``), which answers it from the ERP's own
 metadata or says what it did not understand — never a guess.
@@ -22,7 +22,6 @@ MATERIAL_CODE = re.compile(r"(?<![A-Za-z0-9])M\d{4}(?![0-9])", re.I)
 _LEAD = r"(?:请|帮我|麻烦)?(?:查一下|查询一下|查询|查查|查|看一下|看看|看|列出|统计一下|统计)?"
 _STOCK_OF = re.compile(_LEAD + r"(?:物料)?(.+?)(?:的)?(?:现存量|库存(?:数量|情况|还有多少|有多少)?|还有多少)")
 _AR_OF = re.compile(_LEAD + r"(?:客户)?(.+?)的?(?:应收账款|应收|欠款)")
-_ORDERS_OF = re.compile(_LEAD + r"(?:客户)?(.+?)(?:最近|近期|最新)的?(?:销售)?订单")
 _RECON_OF = re.compile(_LEAD + r"(?:客户)?(.+?)(?:本月|上月|这个月|上个月)?的?(?:对账|对账单)")
 _OVER_DAYS = re.compile(r"(?:超期|逾期|超过|超)(\d{1,4})\s*天")
 _NOISE = re.compile(r"^(?:一下|下|的|客户|物料|我的|我们的)+|(?:的|一下)+$")
@@ -31,7 +30,6 @@ DISPLAY = {
     "stock": "material_code,material_name,spec,warehouse_name,qty,unit,last_in_date,last_out_date",
     "low_stock": "material_code,material_name,spec,safety_stock,stock_qty,shortage_qty",
     "ar": "bill_no,customer_name,bill_date,due_date,total_amount,received_amount,balance,overdue_days,aging_bucket",
-    "orders": "bill_no,bill_date,customer_name,status,total_amount,delivery_date,salesman_name",
     "quotation_lines": "line_no,material_code,material_name,spec,qty,unit_price,amount",
 }
 
@@ -78,16 +76,9 @@ def _stock(query: str) -> dict[str, Any] | None:
     if "安全库存" in query:
         return None  # a material's safety stock is a field of the material: the reader's
     code = MATERIAL_CODE.search(query)
-    match = _STOCK_OF.search(query)
-    if code:
-        filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
-    elif (
-        match and _clean(match.group(1)) and not re.search(r"\d|哪些|什么|多少|仓|所有|全部|最", _clean(match.group(1)))
-    ):
-        name = _clean(match.group(1))  # a spec (6205-2RS) or a quantity is the reader's to resolve
-        filters = {"material_name": name}
-    else:
-        return None
+    if not code or not _STOCK_OF.search(query):
+        return None  # a material by name or spec may be several: the reader resolves it, or asks
+    filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
     return {
         "plan": _read("4001", filters, 50),
         "answer": f"{name} 的库存（共 ${{prev.total}} 条台账记录）：\n\n${{prev|table:{DISPLAY['stock']}}}",
@@ -154,18 +145,6 @@ def _quotation(query: str) -> dict[str, Any] | None:
         "answer": f"报价单 {bill_no}：客户 ${{prev.master.customer_name}}，日期 ${{prev.master.bill_date}}，"
         "状态 ${prev|label:status}，金额合计 ${prev.master.total_amount} 元。备注：${prev.master.remark}\n\n"
         f"明细（${{prev.details.total}} 行）：\n\n${{prev.details|table:{DISPLAY['quotation_lines']}}}",
-    }
-
-
-def _orders(query: str) -> dict[str, Any] | None:
-    match = _ORDERS_OF.search(query)
-    if not match or not _clean(match.group(1)) or _NOT_A_NAME.search(_clean(match.group(1))):
-        return None  # 我最近的…, 哪些客户最近的…: not a customer's name
-    customer = _clean(match.group(1))
-    return {
-        "plan": _read("2002", {"customer_name": customer}, 10),
-        "answer": f"{customer} 最近的销售订单（共 ${{prev.total}} 张，最新在前，至多 10 张）：\n\n"
-        f"${{prev|table:{DISPLAY['orders']}}}",
     }
 
 
@@ -303,7 +282,6 @@ RULES = (
     _sales_summary,
     _receivables,
     _stock,
-    _orders,
 )
 
 

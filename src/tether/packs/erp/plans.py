@@ -16,6 +16,7 @@ TABLE_COLUMNS = 8
 AGG_SQL = {"sum": "SUM", "avg": "AVG", "max": "MAX", "min": "MIN"}
 AGG_ZH = {"sum": "合计", "avg": "平均", "max": "最大", "min": "最小"}
 AGG_EN = {"sum": "total", "avg": "average", "max": "largest", "min": "smallest"}
+NAME_COLUMNS = ("name", "material_name", "customer_name", "supplier_name", "bill_no")
 SQL_OPS = {"eq": "=", "gte": ">=", "lte": "<=", "like": "LIKE"}
 
 
@@ -163,7 +164,9 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
         return {"plan": [step], "answer": text}
     if reading.shape == "field":
         key = next((f.column for f in form.filters if f.name in reading.filters and f.type == "text"), None)
-        columns = ",".join(dict.fromkeys(c for c in (key, *(f.column for f in reading.asked)) if c))
+        # and which record each row is, where the filter is a trait (电机 suppliers: their names)
+        names = next((c for c in NAME_COLUMNS if c in form.columns or form.field(c)), None)
+        columns = ",".join(dict.fromkeys(c for c in (names, key, *(f.column for f in reading.asked)) if c))
         text = f"{lead}:\n\n${{prev|table:{columns}}}" if en else f"{lead}：\n\n${{prev|table:{columns}}}"
         return {"plan": [step], "answer": text}
     columns = ",".join(display_columns(form))

@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
 
 from tether.packs.erp import lexicon
-from tether.packs.erp.mentions import Mention, find_mentions, names_record, narrow, option_of, same_records
+from tether.packs.erp.mentions import (
+    Mention,
+    find_mentions,
+    identity,
+    names_record,
+    narrow,
+    option_of,
+    same_records,
+)
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
 from tether.packs.erp.phrases import Comparison, arabic, comparisons, period_of, top_n
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
@@ -215,7 +224,7 @@ def _apply(
     if not comps:
         _apply_day_counts(reading, terms)
     if reading.period:
-        _apply_period(reading, english)
+        _apply_period(reading, terms, english)
     return None
 
 
@@ -230,13 +239,18 @@ def _apply_options(reading: Reading, terms: list[Term]) -> None:
             w[0] == column for w in reading.where
         ):
             continue
-        flt = next((f for f in form.filters if f.column == column and f.options), None)
+        # the filter offering the option, else one taking that column's value as it is (业务员 赵强
+        # is an option of the field; the filter takes salesman_id = sales03)
+        flt = next((f for f in form.filters if f.column == column and f.options), None) or next(
+            (f for f in form.filters if f.column == column and f.op == "eq" and f.type in ("text", "select")), None
+        )
         label = dict(_options_of(form, column)).get(value, value)
         if flt is not None:
             reading.filters[flt.name] = value
         else:
             reading.where.append((column, "=", value))
-        reading.said.append(f"{form.label_of(column)} = {label}")
+        shown = f"{label}（{value}）" if flt is not None and not flt.options and label != value else label
+        reading.said.append(f"{form.label_of(column)} = {shown}")
 
 
 def _apply_day_counts(reading: Reading, terms: list[Term]) -> None:
@@ -289,17 +303,18 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
     form = reading.form
     own = [m for m in group if m.seen.form_id == form.form_id and _target(form, catalog, m)]
     usable = own or group  # the form's own rows say best what it can filter by
-    records: dict[str, list[tuple[tuple[str, str, str], Mention]]] = {}
+    # one record seen in several forms (客户档案 and 报价单) is one candidate, shown at its fullest
+    records: dict[Any, list[tuple[tuple[str, str, str], Mention]]] = {}
     for m in usable:
         if (t := _target(form, catalog, m)) is not None:
-            records.setdefault(option_of(m) if names_record(m.column) else t[2], []).append((t, m))
+            records.setdefault(identity(m) if names_record(m.column) else t[2], []).append((t, m))
     what = group[0].text
     if not records:
         if english:
             return Refusal(f"{form.name} cannot be filtered by “{what}”.")
         return Refusal(f"{form.name}无法按“{what}”筛选。")
     if len(records) > 1:
-        shown = list(records)[:MAX_CANDIDATES]
+        shown = [max((option_of(w[1]) for w in ways), key=len) for ways in records.values()][:MAX_CANDIDATES]
         lead = f"“{what}” matches several records; which one?" if english else f"“{what}”对应多条记录，您指的是哪一个？"
         return Ask(lead + " " + " / ".join(shown), shown)
     ways = next(iter(records.values()))  # one record, maybe by several filters: by its name first
@@ -315,7 +330,9 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
         reading.said.append(f"{form.label_of(column)} = {value}")
         return None
     reading.filters[flt.name] = value
-    reading.said.append(f"{flt.label} = {value}" if flt.op == "eq" else f"{flt.label} 含 {value}")
+    named = row.get(ways[0][1].column, "")
+    said = f"{named}（{value}）" if named and named != value and column.endswith("_id") else value
+    reading.said.append(f"{flt.label} = {said}" if flt.op == "eq" else f"{flt.label} 含 {value}")
     return None
 
 
@@ -355,10 +372,18 @@ def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], englis
     return None
 
 
-def _apply_period(reading: Reading, english: bool) -> None:
+def _apply_period(reading: Reading, terms: list[Term], english: bool) -> None:
+    """The period on the date the question names (本月到期的发票: the due date, up to the month's
+    end), else on the form's first date filter (its bill date), else on its first date field."""
     form, period = reading.form, reading.period
     assert period is not None
-    start = next((f for f in form.filters if f.type == "date" and f.op == "gte"), None)
+    named = next(
+        (t.target.column for t in terms if t.form_id == form.form_id and t.kind == "label" and t.target.type == "date"),
+        None,
+    )
+    if named is not None:
+        period = reading.period = period.ahead()
+    start = next((f for f in form.filters if f.type == "date" and f.op == "gte" and named in (None, f.column)), None)
     end = next(
         (f for f in form.filters if f.type == "date" and f.op == "lte" and start and f.column == start.column), None
     )
@@ -370,7 +395,7 @@ def _apply_period(reading: Reading, english: bool) -> None:
             reading.where.append((start.column, "<=", period.end.isoformat()))
         reading.said.append(f"{form.label_of(start.column)} {period.label()}")
         return
-    column = next((f.column for f in form.fields if f.type == "date"), None)
+    column = named or next((f.column for f in form.fields if f.type == "date"), None)
     if column:
         reading.where += [(column, ">=", period.start.isoformat()), (column, "<=", period.end.isoformat())]
         reading.said.append(f"{form.label_of(column)} {period.label()}")

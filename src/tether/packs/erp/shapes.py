@@ -10,13 +10,20 @@ from tether.packs.erp.readings import Reading
 from tether.packs.erp.wording import Term, cores
 
 
-def money_field(form: FormMeta) -> FieldMeta | None:
+def money_field(form: FormMeta, text: str = "") -> FieldMeta | None:
+    """The form's amount: its total, or its balance when the question asks what is owed."""
     numeric = [f for f in form.fields if f.numeric]
-    for word in ("合计", "金额", "余额"):
+    words = ("余额", "合计", "金额") if lexicon.OWED.search(text) else ("合计", "金额", "余额")
+    for word in words:
         hit = next((f for f in numeric if word in f.label and "不含税" not in f.label), None)
         if hit:
             return hit
     return None
+
+
+def quantity_field(form: FormMeta) -> FieldMeta | None:
+    """The form's quantity (库存数量, 现存量): a number whose label says 量."""
+    return next((f for f in form.fields if f.numeric and "量" in f.label), None)
 
 
 def group_word(text: str) -> str | None:
@@ -35,27 +42,32 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     grouped = group_column(form, group_word(text))
     if top:
         reading.shape, reading.top = "top", top
-        reading.measure = numeric[0] if numeric else money_field(form)
+        reading.measure = numeric[0] if numeric else money_field(form, text)
         reading.group = grouped
         return
     if grouped:
         reading.shape, reading.group = "group", grouped
-        reading.measure = numeric[0] if numeric else money_field(form)
+        reading.measure = numeric[0] if numeric else money_field(form, text)
         return
     if lexicon.COUNT.search(residual):
         reading.shape = "count"
         return
     if _which_is_extreme(reading, text, residual, numeric):
         return
+    quantity = numeric[0] if numeric else quantity_field(form)
+    if lexicon.REMAIN.search(text) and quantity is not None:
+        reading.shape, reading.agg, reading.measure = "aggregate", "sum", quantity
+        return
     for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
         if pattern.search(residual) and (numeric or lexicon.MONEY.search(text)):
             reading.shape, reading.agg = "aggregate", agg
-            reading.measure = numeric[0] if numeric else money_field(form)
+            reading.measure = numeric[0] if numeric else money_field(form, text)
             return
-    asked = [
+    named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
+    asked = [  # 供应商 names the form, not its code and name fields
         t.target
         for t in own_labels
-        if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading)
+        if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading) and t.span not in named
     ]
     if asked and lexicon.ASKS_VALUE.search(residual) and reading.filters:
         reading.shape, reading.asked = "field", list(dict.fromkeys(asked))
@@ -74,7 +86,7 @@ def _which_is_extreme(reading: Reading, text: str, residual: str, numeric: list[
     if which is None:
         return False
     word = which.group("w") if "w" in which.groupdict() and which.group("w") else which.groupdict().get("e")
-    measure = numeric[0] if numeric else money_field(reading.form)
+    measure = numeric[0] if numeric else money_field(reading.form, text)
     if measure is None:
         return False
     column = group_column(reading.form, word)

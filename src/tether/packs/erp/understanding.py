@@ -28,19 +28,28 @@ def seen_rows(query: QueryService, forms: list[FormMeta], policy: Policy) -> lis
     """In a worker thread: each form's identifying values, as the policy lets the caller see them."""
     out: list[Seen] = []
     for form in forms:
-        columns = form.vocabulary_columns()
-        if not columns or form.view not in policy.tables:
+        if form.view not in policy.tables:
             continue
-        sql = f"SELECT DISTINCT {', '.join(columns)} FROM {form.view} LIMIT {SEEN_ROWS}"
-        try:
-            result = query.executor.run(guard(sql, dialect=query.executor.dialect, policy=policy))
-        except (SqlRejected, QueryFailed):
-            continue  # a view that does not take this read: its values stay unknown
-        names = [str(c).lower() for c in result.columns]
-        for row in result.rows:
-            values = {c: str(v) for c, v in zip(names, row, strict=False) if v not in (None, "")}
-            if values:
-                out.append(Seen(form.form_id, values))
+        # the form's names and keys, then each id filter's names apart (赵强 is one salesperson,
+        # not one per customer he serves)
+        for columns in (form.vocabulary_columns(), *(list(pair) for pair in form.named_ids())):
+            if columns:
+                out += _seen(query, form, columns, policy)
+    return out
+
+
+def _seen(query: QueryService, form: FormMeta, columns: list[str], policy: Policy) -> list[Seen]:
+    sql = f"SELECT DISTINCT {', '.join(columns)} FROM {form.view} LIMIT {SEEN_ROWS}"
+    try:
+        result = query.executor.run(guard(sql, dialect=query.executor.dialect, policy=policy))
+    except (SqlRejected, QueryFailed):
+        return []  # a view that does not take this read: its values stay unknown
+    names = [str(c).lower() for c in result.columns]
+    out = []
+    for row in result.rows:
+        values = {c: str(v) for c, v in zip(names, row, strict=False) if v not in (None, "")}
+        if values:
+            out.append(Seen(form.form_id, values))
     return out
 
 

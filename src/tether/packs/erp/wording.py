@@ -35,12 +35,34 @@ def cores(label: str) -> list[str]:
     return out
 
 
+def aliases(form: FormMeta) -> tuple[str, ...]:
+    """The form's own aliases and the business words that name it (销售额, 下单 for 销售订单)."""
+    own = {form.name.lower(), *(a.lower() for a in form.aliases)}
+    words = [w for w, names in lexicon.FORM_WORDS.items() if own & {n.lower() for n in names}]
+    return tuple(dict.fromkeys([*form.aliases, *words]))
+
+
+_KEPT: dict[int, tuple[list[FormMeta], list[tuple[str, str, float, str, Any]]]] = {}
+KEPT_MAX = 64
+
+
 def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
-    """(term, form id, weight, kind, target), longest terms first."""
+    """(term, form id, weight, kind, target), longest terms first; built once per catalog."""
+    kept = _KEPT.get(id(forms))
+    if kept is not None and kept[0] is forms:
+        return kept[1]
+    if len(_KEPT) >= KEPT_MAX:
+        _KEPT.clear()
+    rows = _build_index(forms)
+    _KEPT[id(forms)] = (forms, rows)
+    return rows
+
+
+def _build_index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
     rows: list[tuple[str, str, float, str, Any]] = []
     for form in forms:
         rows.append((form.name, form.form_id, NAME, "name", None))
-        rows += [(a, form.form_id, ALIAS, "alias", None) for a in form.aliases if len(a) >= 2]
+        rows += [(a, form.form_id, ALIAS, "alias", None) for a in aliases(form) if len(a) >= 2]
         labelled: list[Any] = [*form.fields, *form.filters]
         for item in labelled:
             for core in cores(item.label):
@@ -80,7 +102,7 @@ def find_terms(text: str, forms: list[FormMeta], taken: list[tuple[int, int]]) -
         claimed += [t.span for t in found]
     if not any(t.kind in ("name", "alias") for t in found):
         for form in forms:
-            for word in (form.name, *form.aliases):
+            for word in (form.name, *aliases(form)):
                 if len(word) != 2 or not CJK.match(word):
                     continue
                 for m in re.finditer(re.escape(word[0]) + r"([^\s]{1,3}?)" + re.escape(word[1]), text):
