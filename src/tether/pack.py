@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_settings import BaseSettings as PackSettings
 
+from tether import phrases
 from tether.core.session import Identity, Owner
 from tether.core.tools import (
     AsyncJobStarted,
@@ -113,6 +114,7 @@ __all__ = [
     "load_packs",
     "new_op_id",
     "normalize_url",
+    "phrases",
     "process_secret",
     "propose_op",
     "render",

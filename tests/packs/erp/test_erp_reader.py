@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from tether import phrases
 from tether.erp_demo import facts
 from tether.erp_demo.forms import BY_ID, FORMS, Form
 from tether.erp_demo.meta import _filter_json
 from tether.packs.erp import plans
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
-from tether.packs.erp.phrases import arabic, comparisons, period_of, top_n
 from tether.packs.erp.reader import read
 from tether.packs.erp.readings import Ask, Reading, Refusal
 from tether.sqlguard import Policy, guard
@@ -335,7 +335,7 @@ DATES = [
 
 @pytest.mark.parametrize(("phrase", "start", "end"), DATES)
 def test_every_date_phrase(phrase: str, start: str, end: str) -> None:
-    period = period_of(arabic(phrase), TODAY)
+    period = phrases.period_of(phrases.arabic(phrase), TODAY)
     assert period is not None and (period.start.isoformat(), period.end.isoformat()) == (start, end)
 
 
@@ -356,12 +356,12 @@ def test_a_period_goes_on_the_forms_date_filters_and_is_said() -> None:
         ("金额大于5万", ">=", 50000, "元"),
         ("不超过30天", "<=", 30, "天"),
         ("少于2000元", "<=", 2000, "元"),
-        (arabic("超过十五天"), ">=", 15, "天"),
-        (arabic("两千个以上"), ">=", 2000, "个"),
+        (phrases.arabic("超过十五天"), ">=", 15, "天"),
+        (phrases.arabic("两千个以上"), ">=", 2000, "个"),
     ],
 )
 def test_comparisons(text: str, op: str, value: float, unit: str) -> None:
-    (c,) = comparisons(text)
+    (c,) = phrases.comparisons(text)
     assert (c.op, c.value, c.unit) == (op, value, unit)
 
 
@@ -371,7 +371,7 @@ def test_an_amount_comparison_without_a_filter_is_an_sql_condition() -> None:
 
 
 def test_top_n_phrases() -> None:
-    assert [top_n(arabic(t)) for t in ("前五个客户", "top 3", "金额最大的10个")] == [
+    assert [phrases.top_n(phrases.arabic(t)) for t in ("前五个客户", "top 3", "金额最大的10个")] == [
         (5, (0, 3)),
         (3, (0, 5)),
         (10, (2, 8)),

@@ -15,6 +15,7 @@ import re
 from datetime import date
 from typing import Any
 
+from tether.pack import phrases
 from tether.packs.erp import lexicon
 from tether.packs.erp.mentions import (
     Mention,
@@ -26,7 +27,6 @@ from tether.packs.erp.mentions import (
     same_records,
 )
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
-from tether.packs.erp.phrases import Comparison, arabic, comparisons, period_of, top_n
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
 from tether.packs.erp.shapes import group_column, group_word, money_field, shape
 from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, find_terms, free
@@ -38,7 +38,7 @@ MAX_CANDIDATES = 8
 
 def _normal(question: str) -> str:
     text = question.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
-    return arabic(_PUNCT.sub(" ", text))
+    return phrases.arabic(_PUNCT.sub(" ", text))
 
 
 def _choose_form(
@@ -106,12 +106,12 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if not forms:
         return Refusal(_no_forms(english))
     taken: list[tuple[int, int]] = []
-    period = period_of(text, today)
+    period = phrases.period_of(text, today)
     if period:
         taken.append(period.span)
-    comps = [c for c in comparisons(text) if free(c.span, taken)]
+    comps = [c for c in phrases.comparisons(text) if free(c.span, taken)]
     taken += [c.span for c in comps]
-    top = top_n(text)
+    top = phrases.top_n(text)
     if top and free(top[1], taken):
         taken.append(top[1])
     bill_no, bill_form = None, None
@@ -201,7 +201,7 @@ def _apply(
     text: str,
     terms: list[Term],
     mentions: list[list[Mention]],
-    comps: list[Comparison],
+    comps: list[phrases.Comparison],
     bill_no: str | None,
     english: bool,
 ) -> Refusal | Ask | None:
@@ -336,7 +336,7 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
     return None
 
 
-def _apply_comparison(reading: Reading, c: Comparison, terms: list[Term], english: bool) -> Refusal | None:
+def _apply_comparison(reading: Reading, c: phrases.Comparison, terms: list[Term], english: bool) -> Refusal | None:
     form = reading.form
     op_word = "≥" if c.op == ">=" else "≤"
     if c.unit == "天":

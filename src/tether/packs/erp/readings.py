@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tether.pack import phrases
 from tether.packs.erp.metadata import FieldMeta, FormMeta
-from tether.packs.erp.phrases import Period
 
 
 @dataclass
@@ -23,7 +23,7 @@ class Reading:
     top: int | None = None
     asked: list[FieldMeta] = field(default_factory=list)  # the fields a "field" question asks for
     ascending: bool = False  # a top-N of the smallest
-    period: Period | None = None
+    period: phrases.Period | None = None
     english: bool = False
     chosen: bool = False  # read again with the user's pick of candidates
 

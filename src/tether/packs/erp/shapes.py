@@ -3,9 +3,9 @@ top-N — from the words around the metadata's (一共, 平均, 按客户汇总,
 
 from __future__ import annotations
 
+from tether.pack import phrases
 from tether.packs.erp import lexicon
 from tether.packs.erp.metadata import KEY_COLUMNS, FieldMeta, FormMeta
-from tether.packs.erp.phrases import top_n
 from tether.packs.erp.readings import Reading
 from tether.packs.erp.wording import Term, cores
 
@@ -30,7 +30,7 @@ def group_word(text: str) -> str | None:
     """The word a question groups or ranks by: 按客户汇总 → 客户; 金额最大的5个客户 → 个客户."""
     if group := lexicon.GROUP.search(text):
         return group.group("a") or group.group("b") or group.group("c") or group.group("d")
-    if top := top_n(text):
+    if top := phrases.top_n(text):
         return text[top[1][1] - 2 : top[1][1] + 6]
     return None
 

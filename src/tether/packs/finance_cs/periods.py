@@ -4,7 +4,7 @@ against a given ``now`` (tests fix it).
 Relative phrases run up to ``now``: 最近7天 / last 7 days is the rolling window ``now - 7 days`` to
 ``now`` (the conversations of the last 168 hours), 本月 / 本周 / 今天 start at midnight of the first
 day. Calendar phrases with no relation to ``now`` (2026年11月, 11月, Q3, 第三季度, 今年, 去年,
-2026-11-03, November 2026) are read by the ERP pack's pack-agnostic ``phrases.period_of`` — the
+2026-11-03, November 2026) are read by the pack-agnostic ``phrases.period_of`` (``tether.pack``) — the
 same reading the ERP questions get — and cover whole days.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-from tether.packs.erp.phrases import arabic, period_of
+from tether.pack import phrases
 
 _CN_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 _RECENT = re.compile(
@@ -128,7 +128,7 @@ def _english_month(t: str, now: datetime) -> tuple[str, str] | None:
 
 def date_range(text: str, now: datetime) -> tuple[str, str] | None:
     """(start, end) for the date phrase in ``text``, or None when it names no period."""
-    t = arabic(text.lower())
+    t = phrases.arabic(text.lower())
     t = re.sub(r"今年(?=\d{1,2}月)", f"{now.year}年", t)
     t = re.sub(r"去年(?=\d{1,2}月)", f"{now.year - 1}年", t)
     if found := _ranges(t, now):
@@ -138,7 +138,7 @@ def date_range(text: str, now: datetime) -> tuple[str, str] | None:
             return _named(kind, now)
     if found := _english_month(t, now):
         return found
-    period = period_of(t, now.date())
+    period = phrases.period_of(t, now.date())
     if period is None:
         return None
     start, end = period.start, period.end

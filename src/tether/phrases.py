@@ -1,6 +1,8 @@
-"""The language of a clerk's question that no metadata holds: Chinese numerals, date phrases,
+"""The language of a clerk's or an analyst's question that no metadata holds: Chinese numerals, date phrases,
 comparisons with units, top-N. Pack-agnostic: each function takes text (and a fixed ``today``)
 and returns what it found with the span it covered, so a reader can tell what is left unexplained.
+Packs reach it through the pack surface: ``from tether.pack import phrases`` (the ERP pack's
+reader and the finance pack's question reader both read dates and numbers with it).
 
 Chinese numerals go through ``cn2an`` only where a numeral stands before a unit or a measure word
 (十五天, 两千个, 前五个): ``cn2an.transform`` over the whole sentence would turn 一共 into 1共.
@@ -11,8 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
-
-import cn2an
 
 _CN_DIGITS = "零一二两三四五六七八九十百千万"
 _CN_RUN = re.compile(
@@ -28,6 +28,8 @@ def arabic(text: str) -> str:
         if run in ("万", "千", "百", "十", "零"):  # a unit, not a number (万元)
             return run
         try:
+            import cn2an  # 0.3 s to import: loaded by the first question with a Chinese numeral
+
             return str(cn2an.cn2an(run, "smart"))
         except (ValueError, KeyError):
             return run
