@@ -267,7 +267,7 @@ def test_an_outcome_recorded_inside_a_request_does_not_wait_for_the_sessions_tur
             assert await rig.ops.store.move(op_id, ("draft",), {"status": "executing"})
             executing = await rig.ops.store.get(op_id)
             assert executing is not None
-            lock = rig.runtime._lock(session_id)
+            lock = rig.runtime.drivers.lock(session_id)
             await lock.acquire()
             try:
                 outcome = OpOutcome("executed", bill_id="B-9")

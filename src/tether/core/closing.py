@@ -75,3 +75,14 @@ def close_open_calls(turn: Turn, in_flight: str, not_run: str, mark: dict[str, A
         close_call(
             turn, call["id"], fn["name"], in_flight if started else not_run, call_arguments(fn.get("arguments")), mark
         )
+
+
+def settle_call(s: AgentSession, call_id: str, tool_id: str, kind: str, data: Any, now: float) -> None:
+    """A call's outcome arrived later (a job's callback, a person's answer, a lapsed login): its tool
+    message is replaced in place and its step finished, both with ``data``."""
+    index = s.tool_message_index(call_id)
+    if index is not None:
+        s.set_message(index, tool_message(call_id, frame(tool_id, kind, data)))
+    step = s.step(call_id)
+    if step is not None:
+        step.status, step.result, step.finished_at = ("FAILED" if kind == "error" else "SUCCEEDED"), data, now

@@ -17,7 +17,7 @@ from typing import Any
 from tether.core.dsl import bind_params, check_schemas, render_args
 from tether.core.events import EventType
 from tether.core.messages import ToolCall, tool_message
-from tether.core.ports import Commit, DslStore
+from tether.core.ports import DslStore
 from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
 from tether.core.turn import Turn, TurnDeps
 from tether.errors import TetherError
@@ -43,8 +43,7 @@ class Replayer:
         )
         turn = Turn(s, self.deps, new_id("turn"), resumed=False, identity=identity)
         turn.emit(EventType.SESSION_STARTED, {"replayOf": dsl_id, "params": params})
-        await self.deps.store.create(Commit(s, turn.pending))
-        turn.pending = []
+        await turn.commit(create=True)
         allowed = frozenset(step.tool_id for step in dsl.steps)
         outputs: dict[str, Any] = {}
         results: list[dict[str, Any]] = []
