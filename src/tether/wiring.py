@@ -8,20 +8,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tether.abuse import AbuseLimits
 from tether.bus import InProcessBus
-from tether.core.pipeline import MESSAGES, ToolPipeline
-from tether.core.ports import ChatModel
+from tether.core.pipeline import MESSAGES, AuditSink, ToolPipeline
+from tether.core.ports import ChatModel, DslStore, EventBus, NoBudget, OpProposals, SessionStore, UsageBudget
 from tether.core.prompt import load_skill_tool
 from tether.core.questions import ask_user_tool
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
 from tether.core.skills import SkillRegistry, SkillRouter, load_skills
-from tether.core.tools import ToolRegistry
+from tether.core.telemetry import NoTelemetry, Telemetry
+from tether.core.tools import Tool, ToolRegistry
 from tether.core.turn import Limits, TurnDeps
 from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
 from tether.models.planner import PlannerModel
@@ -175,6 +176,55 @@ def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
     raise ValueError(f"TETHER_MODEL must be 'planner' or 'openai', not {settings.model!r}")
 
 
+def build_runtime(
+    store: SessionStore,
+    dsl_store: DslStore,
+    model: ChatModel,
+    tools: Iterable[Tool],
+    skills: SkillRegistry,
+    *,
+    bus: EventBus | None = None,
+    limits: Limits | None = None,
+    callback_url: str = "",
+    credential: str | None = None,
+    router_model: ChatModel | None = None,
+    audit: AuditSink | None = None,
+    telemetry: Telemetry | None = None,
+    budget: UsageBudget | None = None,
+    prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None,
+    ops: Callable[[Runtime], OpProposals] | None = None,
+) -> Runtime:
+    """The runtime, as the server, the tests and the benchmarks build it: the packs' ``tools``
+    plus the built-in ``load_skill`` and ``ask_user`` (registered here, and only here), the
+    pipeline they run through, the turns' dependencies and the skill router (a model routes skills
+    when ``router_model`` is given). ``ops`` makes the op queue proposing tools record their drafts
+    in (it is given the runtime, whose sessions the ops' outcomes reach)."""
+    registry = ToolRegistry(list(tools))
+    registry.register(load_skill_tool(skills))
+    registry.register(ask_user_tool())
+    limits = limits or Limits()
+    telemetry = telemetry or NoTelemetry()
+    budget = budget or NoBudget()
+    pipeline = ToolPipeline(
+        registry, default_timeout_s=limits.tool_timeout_s, audit=audit, telemetry=telemetry, budget=budget
+    )
+    deps = TurnDeps(
+        store,
+        bus or InProcessBus(),
+        model,
+        skills,
+        pipeline,
+        limits,
+        callback_url=callback_url,
+        credential=credential,
+        prompt_sections=prompt_sections,
+        telemetry=telemetry,
+        budget=budget,
+    )
+    router = SkillRouter(skills, router_model, use_model=router_model is not None)
+    return Runtime(deps, router, dsl_store, ops=ops)
+
+
 def build_services(settings: Settings, *, model: ChatModel | None = None, packs: list[Pack] | None = None) -> Services:
     store = SqlStore(settings.database_url, lease_seconds=settings.lease_s, replica_id=settings.replica_id)
     bus = build_bus(settings, store.replica_id)
@@ -184,9 +234,6 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     skill_registry = SkillRegistry(skills, issues)
     for issue in issues:
         log.warning("skill %s is invalid and was not loaded: %s", issue.path, issue.reason)
-    registry = ToolRegistry([t for p in packs for t in p.tools])
-    registry.register(load_skill_tool(skill_registry))
-    registry.register(ask_user_tool())
     chat_model = model or build_model(settings, packs)
     limits = Limits(
         max_rounds=settings.max_rounds,
@@ -200,47 +247,45 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     audit = SqlAuditLog(settings.database_url, store)  # rows ride the store's group commit
     telemetry, metrics, tracing = build_telemetry(settings)
     abuse = AbuseLimits.from_settings(settings, metrics.refused)
-    pipeline = ToolPipeline(
-        registry, default_timeout_s=settings.tool_timeout_s, audit=audit, telemetry=telemetry, budget=abuse.budget
-    )
-    deps = TurnDeps(
-        store,
-        bus,
-        chat_model,
-        skill_registry,
-        pipeline,
-        limits,
-        callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
-        prompt_sections=[(p.audience, by_grants(section)) for p in packs for section in p.prompt_sections],
-        telemetry=telemetry,
-        budget=abuse.budget,
-    )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
-    router = SkillRouter(skill_registry, chat_model, use_model=use_model)
-    runtime = Runtime(deps, router, store)
     executors = {e.name: e for p in packs for e in p.op_executors}
-    ops = OpService(
-        SqlOpStore(settings.database_url, store),
-        runtime,
-        audit,
-        executors,
-        settings.op_ttl_s,
-        settings.op_lease_s,
+
+    def op_service(runtime: Runtime) -> OpService:
+        op_store = SqlOpStore(settings.database_url, store)
+        return OpService(
+            op_store, runtime, audit, executors, settings.op_ttl_s, settings.op_lease_s, telemetry=telemetry
+        )
+
+    runtime = build_runtime(
+        store,
+        store,
+        chat_model,
+        [t for p in packs for t in p.tools],
+        skill_registry,
+        bus=bus,
+        limits=limits,
+        callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
+        router_model=chat_model if use_model else None,
+        audit=audit,
         telemetry=telemetry,
+        budget=abuse.budget,
+        prompt_sections=[(p.audience, by_grants(section)) for p in packs for section in p.prompt_sections],
+        ops=op_service,
     )
-    deps.services = {"ops": ops}
+    ops = runtime.ops
+    assert isinstance(ops, OpService)
     return Services(
         settings,
         store,
         bus,
-        registry,
+        runtime.deps.pipeline.registry,
         skill_registry,
         chat_model,
         runtime,
-        Replayer(deps, store),
+        Replayer(runtime.turns, store),
         packs,
-        deps,
+        runtime.deps,
         audit,
         ops,
         abuse,

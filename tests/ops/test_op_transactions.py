@@ -12,15 +12,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from tether.bus import InProcessBus
 from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
-from tether.core.pipeline import ToolPipeline
 from tether.core.runtime import Runtime
 from tether.core.session import Identity, Owner, Status
-from tether.core.skills import Skill, SkillRegistry, SkillRouter
-from tether.core.tools import Interaction, ToolContext, ToolRegistry, tool
-from tether.core.turn import Limits, TurnDeps
+from tether.core.skills import Skill, SkillRegistry
+from tether.core.tools import Interaction, ToolContext, tool
 from tether.errors import Conflict
 from tether.ops.model import Op, OpOutcome
 from tether.ops.proposal import draft_op, propose_op
@@ -29,6 +26,13 @@ from tether.ops.store import SqlOpStore
 from tether.store import SqlStore
 from tether.store.audit import SqlAuditLog
 from tether.store.tables import op_queue
+from tether.wiring import build_runtime
+
+
+def op_service(runtime: Runtime) -> OpService:
+    assert isinstance(runtime.ops, OpService)
+    return runtime.ops
+
 
 SECRET = "erp-token-abcdef-123"
 ALICE = Identity(Owner("alice", "t1"), credential=SECRET)
@@ -85,11 +89,16 @@ def test_a_proposal_rides_its_step_and_fifty_confirms_execute_once(db_url: str) 
         skill = Skill("prices", "Change prices.", ("set_price",), "Prices.", ("price",))
         skills = SkillRegistry([skill])
         audit = SqlAuditLog(db_url, store)
-        pipeline = ToolPipeline(ToolRegistry([set_price]), audit=audit)
-        deps = TurnDeps(store, InProcessBus(), Model(), skills, pipeline, Limits(), "")
-        runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
-        ops = OpService(SqlOpStore(db_url, store), runtime, audit, {"count": executor})
-        deps.services = {"ops": ops}
+        runtime = build_runtime(
+            store,
+            store,
+            Model(),
+            [set_price],
+            skills,
+            audit=audit,
+            ops=lambda rt: OpService(SqlOpStore(db_url, store), rt, audit, {"count": executor}),
+        )
+        ops = op_service(runtime)
         try:
             before = store.writer_stats.batches
             s = await runtime.start_session(ALICE, "raise the price of item 7", {})
@@ -150,10 +159,15 @@ class _Rig:
 
         skills = SkillRegistry([Skill("prices", "Change prices.", ("set_price",), "Prices.", ("price",))])
         self.audit = SqlAuditLog(self.db_url, store)
-        deps = TurnDeps(store, InProcessBus(), Model(), skills, ToolPipeline(ToolRegistry([set_price])), Limits(), "")
-        self.runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
-        self.ops = OpService(SqlOpStore(self.db_url, store), self.runtime, self.audit, {"count": rig.executor})
-        deps.services = {"ops": self.ops}
+        self.runtime = build_runtime(
+            store,
+            store,
+            Model(),
+            [set_price],
+            skills,
+            ops=lambda rt: OpService(SqlOpStore(self.db_url, store), rt, self.audit, {"count": rig.executor}),
+        )
+        self.ops = op_service(self.runtime)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -24,6 +24,19 @@ class ChatModel(Protocol):
     async def chat(self, request: ModelRequest) -> ModelReply: ...
 
 
+class OpProposals(Protocol):
+    """Where a tool records a write it proposes (``tether.ops.OpService``, reached by packs through
+    ``tether.pack.propose_op``): the op queue whose drafts a person confirms. The op is the ops
+    package's ``Op``; the core only hands the port to the tool."""
+
+    @property
+    def ttl_s(self) -> float:
+        """How long a draft waits for its person before it expires."""
+        ...
+
+    async def propose(self, op: Any) -> Any: ...
+
+
 class Clock(Protocol):
     def now(self) -> float: ...
 

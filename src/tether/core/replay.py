@@ -18,16 +18,17 @@ from tether.core.dsl import bind_params, check_schemas, render_args
 from tether.core.events import EventType
 from tether.core.messages import ToolCall, tool_message
 from tether.core.ports import DslStore
+from tether.core.running import TurnRunner
 from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
-from tether.core.turn import Turn, TurnDeps
 from tether.errors import TetherError
 
 POLL_S = 0.1
 
 
 class Replayer:
-    def __init__(self, deps: TurnDeps, dsl_store: DslStore) -> None:
-        self.deps = deps
+    def __init__(self, turns: TurnRunner, dsl_store: DslStore) -> None:
+        self.turns = turns
+        self.deps = turns.deps
         self.dsl_store = dsl_store
 
     async def execute(self, dsl_id: str, who: Owner | Identity, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +42,7 @@ class Replayer:
         s.transcript.append(
             {"role": "user", "content": f"replay {dsl_id} with {json.dumps(params, ensure_ascii=False)}"}
         )
-        turn = Turn(s, self.deps, new_id("turn"), resumed=False, identity=identity)
+        turn = self.turns.turn(s, resumed=False, identity=identity)
         turn.emit(EventType.SESSION_STARTED, {"replayOf": dsl_id, "params": params})
         await turn.commit(create=True)
         allowed = frozenset(step.tool_id for step in dsl.steps)

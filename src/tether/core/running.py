@@ -17,7 +17,7 @@ from typing import Any
 from tether.core import resumption
 from tether.core.dsl import compile_dsl
 from tether.core.loop import run_turn
-from tether.core.ports import DslStore
+from tether.core.ports import DslStore, OpProposals
 from tether.core.session import AgentSession, Identity, Status, new_id
 from tether.core.telemetry import TURN
 from tether.core.turn import Turn, TurnDeps
@@ -26,16 +26,17 @@ log = logging.getLogger("tether.runtime")
 
 
 class TurnRunner:
-    def __init__(self, deps: TurnDeps, dsl_store: DslStore) -> None:
+    def __init__(self, deps: TurnDeps, dsl_store: DslStore, ops: OpProposals | None = None) -> None:
         self.deps = deps
         self.store = deps.store
         self.dsl_store = dsl_store
+        self.ops = ops
 
     def turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None, guard: Any = None) -> Turn:
         """A turn of ``s`` (the current one when ``resumed``); ``guard`` (``Commit.guard``) rides its
         first commit."""
         turn_id = s.current_turn_id if resumed and s.current_turn_id else new_id("turn")
-        return Turn(s, self.deps, turn_id, resumed, identity, guard=guard, on_final=self._compile)
+        return Turn(s, self.deps, turn_id, resumed, identity, guard=guard, on_final=self._compile, ops=self.ops)
 
     async def drive(self, turn: Turn) -> AgentSession:
         s = turn.session

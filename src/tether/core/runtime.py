@@ -20,7 +20,7 @@ import asyncio
 import hmac
 import json
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from tether.core.answering import answer, close_lapsed_login
@@ -29,7 +29,7 @@ from tether.core.decision import Final, decide_direct_call
 from tether.core.drivers import Drivers
 from tether.core.events import EventType
 from tether.core.messages import ModelReply, ToolCall
-from tether.core.ports import DslStore, SessionStore
+from tether.core.ports import DslStore, OpProposals, SessionStore
 from tether.core.resumption import apply_jobs
 from tether.core.running import TurnRunner
 from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
@@ -53,12 +53,22 @@ def check_message(message: str) -> str:
 
 
 class Runtime:
-    def __init__(self, deps: TurnDeps, router: SkillRouter, dsl_store: DslStore) -> None:
+    """Built by ``tether.wiring.build_runtime``. ``ops`` makes the op queue that proposing tools
+    record their drafts in; it is given the runtime, whose sessions its outcomes reach."""
+
+    def __init__(
+        self,
+        deps: TurnDeps,
+        router: SkillRouter,
+        dsl_store: DslStore,
+        ops: Callable[[Runtime], OpProposals] | None = None,
+    ) -> None:
         self.deps = deps
         self.store: SessionStore = deps.store
         self.router = router
-        self.turns = TurnRunner(deps, dsl_store)
         self.drivers = Drivers(deps.store, self._stopped)
+        self.ops = ops(self) if ops is not None else None
+        self.turns = TurnRunner(deps, dsl_store, self.ops)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` as a tracked background task (``drain`` and ``shutdown`` wait for it)."""

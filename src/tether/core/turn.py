@@ -20,7 +20,16 @@ from tether.core.decision import WAITS, Fail, Final, NextStep, Round, WaitCallba
 from tether.core.events import EventType, RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_message
 from tether.core.pipeline import Outcome, ToolPipeline, frame
-from tether.core.ports import AsyncJob, ChatModel, Commit, EventBus, NoBudget, SessionStore, UsageBudget
+from tether.core.ports import (
+    AsyncJob,
+    ChatModel,
+    Commit,
+    EventBus,
+    NoBudget,
+    OpProposals,
+    SessionStore,
+    UsageBudget,
+)
 from tether.core.prompt import system_prompt
 from tether.core.session import AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
@@ -43,8 +52,10 @@ class Limits:
     context_tokens: int = 24000  # what one model request may carry, as core/memory.py estimates it
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnDeps:
+    """What every turn of a runtime uses; built once (``tether.wiring.build_runtime``), never changed."""
+
     store: SessionStore
     bus: EventBus
     model: ChatModel
@@ -54,7 +65,6 @@ class TurnDeps:
     callback_url: str
     grants: frozenset[str] = frozenset()
     credential: str | None = None
-    services: dict[str, Any] | None = None
     # packs' extra system-prompt text, each for the sessions of the listed identity providers (empty: all)
     prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None
     telemetry: Telemetry = field(default_factory=NoTelemetry)  # spans and metrics (tether.telemetry)
@@ -90,6 +100,7 @@ class Turn:
         identity: Identity | None = None,
         guard: Any = None,
         on_final: OnFinal | None = None,
+        ops: OpProposals | None = None,
     ) -> None:
         self.session = session
         # the caller's grants and credential for this turn only; a background resume has none
@@ -103,6 +114,7 @@ class Turn:
         self.new_jobs: list[AsyncJob] = []
         self.guard = guard  # a store precondition the next commit carries (``Commit.guard``)
         self.on_final = on_final  # compiles the turn's DSL when it succeeds -> its id
+        self.ops = ops  # the op queue a proposing tool records its draft in
         self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
         self.allowed = frozenset[str]()
         self.opened = False
@@ -342,7 +354,7 @@ class Turn:
             self.grants,
             self.credential,
             issue_job,
-            self.deps.services or {},
+            ops=self.ops,
         )
 
     async def finish(self, step: NextStep) -> NextStep:
