@@ -10,12 +10,22 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from tether.abuse import AbuseLimits
 from tether.bus import InProcessBus
 from tether.core.pipeline import MESSAGES, AuditSink, ToolPipeline
-from tether.core.ports import ChatModel, DslStore, EventBus, NoBudget, OpProposals, SessionStore, UsageBudget
+from tether.core.ports import (
+    ChatModel,
+    Clock,
+    Closable,
+    DslStore,
+    EventBus,
+    NoBudget,
+    OpProposals,
+    SessionStore,
+    SystemClock,
+    UsageBudget,
+)
 from tether.core.prompt import load_skill_tool
 from tether.core.questions import ask_user_tool
 from tether.core.replay import Replayer
@@ -68,7 +78,6 @@ class Services:
     abuse: AbuseLimits  # login lock-outs and the users' budgets (tether.abuse)
     metrics: Metrics = field(default_factory=Metrics)
     tracing: Tracing | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
     stopping: bool = False  # a graceful shutdown began: not ready for new traffic
 
@@ -96,9 +105,8 @@ class Services:
                 await pack.shutdown(self)
         await self.runtime.shutdown(self.settings.shutdown_grace_s)  # finish, or hand back
         await self.bus.stop()
-        close = getattr(self.model, "aclose", None)
-        if close is not None:
-            await close()
+        if isinstance(self.model, Closable):
+            await self.model.aclose()
         await self.store.close()
         self.audit.close()
         if self.tracing is not None:
@@ -193,6 +201,7 @@ def build_runtime(
     budget: UsageBudget | None = None,
     prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None,
     ops: Callable[[Runtime], OpProposals] | None = None,
+    clock: Clock | None = None,
 ) -> Runtime:
     """The runtime, as the server, the tests and the benchmarks build it: the packs' ``tools``
     plus the built-in ``load_skill`` and ``ask_user`` (registered here, and only here), the
@@ -205,8 +214,14 @@ def build_runtime(
     limits = limits or Limits()
     telemetry = telemetry or NoTelemetry()
     budget = budget or NoBudget()
+    clock = clock or SystemClock()
     pipeline = ToolPipeline(
-        registry, default_timeout_s=limits.tool_timeout_s, audit=audit, telemetry=telemetry, budget=budget
+        registry,
+        default_timeout_s=limits.tool_timeout_s,
+        audit=audit,
+        telemetry=telemetry,
+        budget=budget,
+        clock=clock,
     )
     deps = TurnDeps(
         store,
@@ -220,13 +235,15 @@ def build_runtime(
         prompt_sections=prompt_sections,
         telemetry=telemetry,
         budget=budget,
+        clock=clock,
     )
     router = SkillRouter(skills, router_model, use_model=router_model is not None)
     return Runtime(deps, router, dsl_store, ops=ops)
 
 
 def build_services(settings: Settings, *, model: ChatModel | None = None, packs: list[Pack] | None = None) -> Services:
-    store = SqlStore(settings.database_url, lease_seconds=settings.lease_s, replica_id=settings.replica_id)
+    clock = SystemClock()  # one source of time for the store and the core
+    store = SqlStore(settings.database_url, lease_seconds=settings.lease_s, clock=clock, replica_id=settings.replica_id)
     bus = build_bus(settings, store.replica_id)
     env = PackEnv(settings, settings.public_url.rstrip("/"))
     packs = packs if packs is not None else load_packs(settings.pack_refs, env)
@@ -272,6 +289,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         budget=abuse.budget,
         prompt_sections=[(p.audience, by_grants(section)) for p in packs for section in p.prompt_sections],
         ops=op_service,
+        clock=clock,
     )
     ops = runtime.ops
     assert isinstance(ops, OpService)

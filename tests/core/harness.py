@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.core.ports import ChatModel, EventBus
+from tether.core.ports import ChatModel, Clock, EventBus
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
 from tether.core.session import AgentSession, Owner, Status
@@ -141,10 +141,11 @@ async def harness(
     summaries: list[Any] | None = None,
     model: ChatModel | None = None,
     telemetry: Telemetry | None = None,
+    clock: Clock | None = None,
 ) -> AsyncIterator[Harness]:
     """A runtime built as the server builds it (``build_runtime``); ``model`` replaces the scripted
     one (an adapter against a local endpoint), whose ``replies`` are then unused."""
-    store = SqlStore(url, lease_seconds=30)
+    store = SqlStore(url, lease_seconds=30, clock=clock)  # one clock for the store and the core
     await store.open()
     counters = Counters()
     scripted = ScriptedModel(replies, summaries=summaries)
@@ -159,6 +160,7 @@ async def harness(
         credential=credential,
         router_model=router_model,
         telemetry=telemetry,
+        clock=clock,
     )
     deps = runtime.deps
     try:

@@ -3,7 +3,7 @@ proposal's outcome, settles its interaction, and the turn goes on — or keeps w
 message asked more, or for an async job. The runtime's entry points (``post_message``,
 ``complete_interaction``, ``deliver_outcome``) come here.
 
-Whether an answer is acceptable is decided once, in ``core.answers.accept_answer``: an answer is
+Whether an answer is acceptable is decided once, in ``core.answer_check.accept_answer``: an answer is
 checked before anything changes, so a refused one (422) leaves the session waiting as it was. Never
 answer an interaction twice, and never a lapsed login: that one is closed, and the user's next
 message is a new request.
@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.core.answers import accept_answer_of
+from tether.core.answer_check import accept_answer_of
 from tether.core.closing import settle_call
+from tether.core.decision import waiting_status
 from tether.core.events import EventType
+from tether.core.ports import CommitGuard
 from tether.core.running import TurnRunner
 from tether.core.session import AgentSession, Identity, Status
 from tether.core.tools import ToolRegistry
@@ -33,7 +35,7 @@ async def answer(
     identity: Identity | None = None,
     message: str | None = None,
     leading: list[tuple[str, dict[str, Any]]] | None = None,
-    guard: Any = None,
+    guard: CommitGuard | None = None,
 ) -> AgentSession:
     """Settle the interaction with ``result`` and go on; ``leading`` events (an op's outcome) are
     emitted first, in the same commit, which also carries ``guard`` (``Commit.guard``)."""
@@ -57,9 +59,7 @@ async def answer(
         "result": result,
     }
     if s.pending_interaction is not None:  # the same message asked more: wait for the next one
-        target = (
-            Status.WAITING_CONFIRMATION if s.pending_interaction["kind"] == "proposal" else Status.WAITING_USER_INPUT
-        )
+        target = waiting_status(s.pending_interaction)
         if s.status is not target:
             s.transition(target)
         turn = runner.turn(s, resumed=True, guard=guard)

@@ -7,7 +7,6 @@ unknown when it may have started.
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
 from tether.core.events import EventType
@@ -50,7 +49,7 @@ def close_call(
 ) -> None:
     """Give the call an error result (in place of its tool message when it has one), end its step
     FAILED and emit TOOL_EXECUTION_FAILED (``mark``: extra event fields)."""
-    s, now = turn.session, time.time()
+    s, now = turn.session, turn.now()
     index = s.tool_message_index(call_id)
     message = tool_message(call_id, frame(tool_id, "error", {"error": reason, "retryable": False}))
     if index is None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tether.core.session import Status
+from tether.core.tools import InteractionKind
+
 
 @dataclass(frozen=True, slots=True)
 class Round:
@@ -66,6 +69,12 @@ NextStep = RunAgain | Final | Fail | WaitUser | WaitConfirmation | WaitCallback
 WAITS = (WaitUser, WaitConfirmation, WaitCallback)
 
 
+def waiting_status(interaction: dict[str, Any]) -> Status:
+    """The status a session waits in for ``interaction`` (see ``tools.InteractionKind``)."""
+    kind: InteractionKind = interaction["kind"]
+    return Status.WAITING_CONFIRMATION if kind == "proposal" else Status.WAITING_USER_INPUT
+
+
 def decide(done: Round) -> NextStep:
     """The next step after a round, from what the round left behind. A refusal outranks a wait,
     a person outranks a job (the job's callback is applied when the person has answered)."""
@@ -74,7 +83,7 @@ def decide(done: Round) -> NextStep:
     if done.refused:
         return Fail(done.refused)
     if done.interaction is not None:
-        if done.interaction["kind"] == "proposal":
+        if waiting_status(done.interaction) is Status.WAITING_CONFIRMATION:
             return WaitConfirmation(done.interaction)
         return WaitUser(done.interaction)
     if done.job_ids:

@@ -7,8 +7,9 @@ any process holding the store can resume it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, Usage
@@ -22,6 +23,13 @@ class ChatModel(Protocol):
     name: str
 
     async def chat(self, request: ModelRequest) -> ModelReply: ...
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """An adapter holding connections (``OpenAICompatModel``): whoever shuts down calls ``aclose``."""
+
+    async def aclose(self) -> None: ...
 
 
 class OpProposals(Protocol):
@@ -64,6 +72,14 @@ class AsyncJob:
     kind: str = "session"  # "session" | "replay"
 
 
+class CommitGuard(Protocol):
+    """A store-level write run first in a commit's transaction (``tether.store.writer.Write``: an
+    op's outcome on its row, with its audit row). Made and run by a store; the core only carries it."""
+
+    @property
+    def run(self) -> Callable[[Any], Any]: ...
+
+
 @dataclass(slots=True)
 class Commit:
     """Everything one step writes, committed atomically: the session's new and replaced messages,
@@ -77,7 +93,7 @@ class Commit:
     events: list[RuntimeEvent] = field(default_factory=list)
     new_jobs: list[AsyncJob] = field(default_factory=list)
     applied_job_ids: list[str] = field(default_factory=list)
-    guard: Any = None
+    guard: CommitGuard | None = None
 
 
 @dataclass(slots=True)
@@ -108,6 +124,8 @@ class SessionStore(Protocol):
     by ``rename`` and ``set_archived``, which neither bump the version nor touch ``updated_at``
     (a commit never writes them, so a rename during a running turn is kept).
     """
+
+    lease_seconds: float  # how long a running session's lease lasts; its runner renews it every third
 
     async def create(self, commit: Commit) -> None: ...
 
@@ -177,8 +195,6 @@ class SessionStore(Protocol):
         between storing a callback and applying it)."""
         ...
 
-    async def overdue_jobs(self, now: float) -> list[AsyncJob]: ...
-
 
 @dataclass(slots=True)
 class DslStep:
@@ -201,6 +217,11 @@ class DslSnapshot:
 
 class DslStore(Protocol):
     async def save_dsl(self, dsl: DslSnapshot) -> None: ...
+
+    def stage_dsl(self, session_id: str, dsl: DslSnapshot) -> None:
+        """Save ``dsl`` with the session's next commit — for a store that also keeps the sessions
+        (the runtime stages only then), so the snapshot and its DSL_COMPILED event land together."""
+        ...
 
     async def get_dsl(self, dsl_id: str, owner: Owner | None = None) -> DslSnapshot: ...
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 from tether.core.dsl import bind_params, check_schemas, render_args
@@ -38,7 +37,7 @@ class Replayer:
         registry = self.deps.pipeline.registry
         check_schemas(dsl, registry)
         params = bind_params(dsl, overrides, registry)  # checked before anything runs
-        s = AgentSession.new(owner, f"Replay of {dsl.title}", {"_replayOf": dsl_id})
+        s = AgentSession.new(owner, f"Replay of {dsl.title}", {"_replayOf": dsl_id}, self.deps.clock.now())
         s.transcript.append(
             {"role": "user", "content": f"replay {dsl_id} with {json.dumps(params, ensure_ascii=False)}"}
         )
@@ -104,8 +103,9 @@ class Replayer:
         }
 
     async def _wait(self, job_id: str) -> tuple[str, Any]:
-        deadline = time.time() + self.deps.limits.job_timeout_s
-        while time.time() < deadline:
+        clock = self.deps.clock
+        deadline = clock.now() + self.deps.limits.job_timeout_s
+        while clock.now() < deadline:
             job = await self.deps.store.get_job(job_id)
             if job is not None and job.status != "PENDING":
                 if job.status == "SUCCEEDED":

@@ -10,6 +10,7 @@ started, and the model decides what to do next. docs/runtime.md states what reco
 from __future__ import annotations
 
 from tether.core.closing import close_open_calls, settle_call
+from tether.core.decision import waiting_status
 from tether.core.events import EventType
 from tether.core.pipeline import summarise
 from tether.core.ports import AsyncJob, SessionStore
@@ -64,10 +65,7 @@ async def recover(turn: Turn) -> bool:
     turn.emit(EventType.ERROR, {"message": "the server restarted during this turn; resuming", "recovered": True})
     await turn.commit()
     if s.pending_interaction:
-        target = (
-            Status.WAITING_CONFIRMATION if s.pending_interaction["kind"] == "proposal" else Status.WAITING_USER_INPUT
-        )
-        s.transition(target)
+        s.transition(waiting_status(s.pending_interaction))
         await turn.commit()
         return False
     if s.waiting_job_ids and not await apply_jobs(turn):

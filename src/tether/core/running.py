@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from tether.core import resumption
 from tether.core.dsl import compile_dsl
 from tether.core.loop import run_turn
-from tether.core.ports import DslStore, OpProposals
+from tether.core.ports import CommitGuard, DslStore, OpProposals
 from tether.core.session import AgentSession, Identity, Status, new_id
 from tether.core.telemetry import TURN
 from tether.core.turn import Turn, TurnDeps
@@ -32,7 +31,9 @@ class TurnRunner:
         self.dsl_store = dsl_store
         self.ops = ops
 
-    def turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None, guard: Any = None) -> Turn:
+    def turn(
+        self, s: AgentSession, resumed: bool, identity: Identity | None = None, guard: CommitGuard | None = None
+    ) -> Turn:
         """A turn of ``s`` (the current one when ``resumed``); ``guard`` (``Commit.guard``) rides its
         first commit."""
         turn_id = s.current_turn_id if resumed and s.current_turn_id else new_id("turn")
@@ -96,7 +97,7 @@ class TurnRunner:
         called. A timer, not a task: most turns end before the first beat. One renewal at a time;
         a failed one is logged and the next beat tries again."""
         loop = asyncio.get_running_loop()
-        interval = max(getattr(self.store, "lease_seconds", 30.0) / 3, 0.2)
+        interval = max(self.store.lease_seconds / 3, 0.2)
         renewal: asyncio.Task[bool] | None = None
         timer: asyncio.TimerHandle
 
@@ -121,12 +122,11 @@ class TurnRunner:
         return stop
 
     async def _compile(self, s: AgentSession, turn_id: str) -> str | None:
-        dsl = compile_dsl(s, turn_id, self.deps.pipeline.registry)
+        dsl = compile_dsl(s, turn_id, self.deps.pipeline.registry, self.deps.clock.now())
         if dsl is None:
             return None
-        stage = getattr(self.dsl_store, "stage_dsl", None) if self.dsl_store is self.store else None
-        if stage is not None:  # saved in the transaction of the final commit that announces it
-            stage(s.session_id, dsl)
+        if self.dsl_store is self.store:  # saved in the transaction of the final commit that announces it
+            self.dsl_store.stage_dsl(s.session_id, dsl)
         else:
             await self.dsl_store.save_dsl(dsl)
         return dsl.dsl_id

@@ -29,7 +29,7 @@ from tether.core.decision import Final, decide_direct_call
 from tether.core.drivers import Drivers
 from tether.core.events import EventType
 from tether.core.messages import ModelReply, ToolCall
-from tether.core.ports import DslStore, OpProposals, SessionStore
+from tether.core.ports import CommitGuard, DslStore, OpProposals, SessionStore
 from tether.core.resumption import apply_jobs
 from tether.core.running import TurnRunner
 from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
@@ -96,7 +96,7 @@ class Runtime:
         ``who`` is the owner, or the caller's identity when tools need its grants or credential."""
         check_message(message)
         owner, identity = split_caller(who)
-        s = AgentSession.new(owner, message, global_context)
+        s = AgentSession.new(owner, message, global_context, self.deps.clock.now())
         if session_id is not None:  # a client-chosen id (an AG-UI thread); the store refuses a taken one
             s.session_id = session_id
         if identity is not None:
@@ -122,7 +122,7 @@ class Runtime:
         exactly as a turn's would (a proposal's op belongs to this session; a person confirms it
         through ``/api/ops``); any other result ends it — an error result as FAILED."""
         check_message(title)
-        s = AgentSession.new(who.owner, title, {"_provider": who.provider, "_via": via})
+        s = AgentSession.new(who.owner, title, {"_provider": who.provider, "_via": via}, self.deps.clock.now())
         s.transcript.append({"role": "system", "content": ""})
         s.transcript.append({"role": "user", "content": title})
         turn = self.turns.turn(s, resumed=False, identity=who)
@@ -240,7 +240,7 @@ class Runtime:
         result: dict[str, Any],
         events: list[tuple[str, dict[str, Any]]],
         who: Owner | Identity | None = None,
-        guard: Any = None,
+        guard: CommitGuard | None = None,
     ) -> AgentSession:
         """An op's outcome reaches its session: ``events`` (OP_RESULT, LINK) are committed first
         — when the session is still waiting on that proposal, in the first commit of the answer,

@@ -12,7 +12,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -88,11 +88,18 @@ class AsyncJobStarted:
     message: str = "job started; the result arrives by callback"
 
 
+InteractionKind = Literal["question", "form", "proposal", "login"]
+"""What a person is asked for: an answer, a form's values, a write's confirmation, a new login (the
+business system refused the user's token). A ``proposal`` waits in ``WAITING_CONFIRMATION``, the
+rest in ``WAITING_USER_INPUT``; a ``login`` is never answered, the user's next message is."""
+INTERACTION_KINDS: tuple[InteractionKind, ...] = get_args(InteractionKind)
+
+
 @dataclass(slots=True)
 class Interaction:
     """A question, form or write proposal for the user: ends the turn, not fed to the model."""
 
-    kind: str  # "question" | "form" | "proposal"
+    kind: InteractionKind
     payload: dict[str, Any]
     interaction_id: str = ""
 

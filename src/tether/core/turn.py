@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.core import memory
+from tether.core import summary, window
 from tether.core.decision import WAITS, Fail, Final, NextStep, Round, WaitCallback, WaitConfirmation, WaitUser
 from tether.core.events import EventType, RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_message
@@ -23,18 +22,21 @@ from tether.core.pipeline import Outcome, ToolPipeline, frame
 from tether.core.ports import (
     AsyncJob,
     ChatModel,
+    Clock,
     Commit,
+    CommitGuard,
     EventBus,
     NoBudget,
     OpProposals,
     SessionStore,
+    SystemClock,
     UsageBudget,
 )
 from tether.core.prompt import system_prompt
 from tether.core.session import AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
 from tether.core.telemetry import MODEL_CALL, NoTelemetry, Telemetry
-from tether.core.tools import JobTicket, ToolContext
+from tether.core.tools import InteractionKind, JobTicket, ToolContext
 from tether.errors import ContextTooLong, ModelError
 
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is ignored in favour of the turn's own backoff
@@ -49,7 +51,7 @@ class Limits:
     model_retries: int = 2
     model_backoff_s: float = 0.5
     job_timeout_s: float = 1800.0
-    context_tokens: int = 24000  # what one model request may carry, as core/memory.py estimates it
+    context_tokens: int = 24000  # what one model request may carry, as core/window.py estimates it
 
 
 @dataclass(frozen=True)
@@ -69,11 +71,12 @@ class TurnDeps:
     prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None
     telemetry: Telemetry = field(default_factory=NoTelemetry)  # spans and metrics (tether.telemetry)
     budget: UsageBudget = field(default_factory=NoBudget)  # the user's model budgets (tether.abuse)
+    clock: Clock = field(default_factory=SystemClock)  # the one source of time for the core
 
 
 OnFinal = Callable[[AgentSession, str], Awaitable[str | None]]  # (session, turn id) -> the DSL's id
 ALWAYS_ALLOWED = frozenset({"load_skill", "ask_user"})  # built-in tools every turn may call
-INTERACTION_EVENTS = {
+INTERACTION_EVENTS: dict[InteractionKind, str] = {
     "question": EventType.QUESTION,
     "form": EventType.FORM_COLLECT,
     "proposal": EventType.WRITE_PROPOSAL,
@@ -98,7 +101,7 @@ class Turn:
         turn_id: str,
         resumed: bool,
         identity: Identity | None = None,
-        guard: Any = None,
+        guard: CommitGuard | None = None,
         on_final: OnFinal | None = None,
         ops: OpProposals | None = None,
     ) -> None:
@@ -122,18 +125,19 @@ class Turn:
     # ---- events and commits ------------------------------------------------------------------
 
     def now(self) -> float:
-        return time.time()
+        """The runtime's clock (``TurnDeps.clock``): every time the core records comes from it."""
+        return self.deps.clock.now()
 
     def emit(self, type_: str, data: dict[str, Any]) -> None:
         s = self.session
         s.last_seq += 1
-        self.pending.append(RuntimeEvent(s.last_seq, s.session_id, self.turn_id, type_, time.time(), data))
+        self.pending.append(RuntimeEvent(s.last_seq, s.session_id, self.turn_id, type_, self.now(), data))
 
     async def commit(self, *, create: bool = False, applied_job_ids: list[str] | None = None) -> None:
         """Write the session and the queued events in one commit (``create``: the session's first),
         then publish the events: the one place a session's state is committed."""
         s = self.session
-        s.updated_at = time.time()
+        s.updated_at = self.now()
         events, self.pending = self.pending, []
         jobs, self.new_jobs = self.new_jobs, []
         commit = Commit(s, events, jobs, applied_job_ids=applied_job_ids or [], guard=self.guard)
@@ -190,7 +194,7 @@ class Turn:
             except ContextTooLong as exc:
                 if shrunk:
                     raise
-                shrunk, budget = True, memory.smaller_budget(budget, exc.limit_tokens)
+                shrunk, budget = True, window.smaller_budget(budget, exc.limit_tokens)
                 request.messages = await self._window(tools, budget)
                 message = f"{exc.message}; retrying with a {budget}-token window"
                 self.emit(EventType.ERROR, {"message": message, "recovered": True})
@@ -237,14 +241,14 @@ class Turn:
         """The part of the transcript this request carries; turns that fell out of it are folded
         into the session's summary first (committed with the round)."""
         s = self.session
-        upto, messages = memory.plan(s.transcript, s.summary, s.summary_upto, budget, tools)
+        upto, messages = window.plan(s.transcript, s.summary, s.summary_upto, budget, tools)
         if messages is not None:
             return messages
         if upto > s.summary_upto:
             start = max(s.summary_upto, 1)  # message 0 is the system prompt
-            s.summary = await memory.fold(self.deps.model, s.summary, s.transcript[start:upto], budget)
+            s.summary = await summary.fold(self.deps.model, s.summary, s.transcript[start:upto], budget)
             s.summary_upto = upto
-        return memory.window(s.transcript, s.summary, s.summary_upto, budget, tools)
+        return window.window(s.transcript, s.summary, s.summary_upto, budget, tools)
 
     async def _on_token(self, delta: str) -> None:
         self.emit(EventType.TOKEN, {"delta": delta})
@@ -338,7 +342,8 @@ class Turn:
                     call.id,
                     call.name,
                     hash_token(ticket.token),
-                    deadline=time.time() + self.limits.job_timeout_s,
+                    deadline=self.now() + self.limits.job_timeout_s,
+                    created_at=self.now(),
                     kind="replay" if s.global_context.get("_replayOf") else "session",
                 )
             )
