@@ -258,6 +258,7 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         turn_timeout_s=settings.turn_timeout_s,
         tool_timeout_s=settings.tool_timeout_s,
         model_retries=settings.model_retries,
+        model_backoff_s=settings.model_backoff_s,
         job_timeout_s=settings.job_timeout_s,
         context_tokens=settings.context_tokens,
     )
