@@ -21,7 +21,7 @@ from tether.core.ports import (
     DslStore,
     EventBus,
     NoBudget,
-    OpProposals,
+    OpQueue,
     SessionStore,
     SystemClock,
     UsageBudget,
@@ -200,7 +200,7 @@ def build_runtime(
     telemetry: Telemetry | None = None,
     budget: UsageBudget | None = None,
     prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None,
-    ops: Callable[[Runtime], OpProposals] | None = None,
+    ops: Callable[[Runtime], OpQueue] | None = None,
     clock: Clock | None = None,
 ) -> Runtime:
     """The runtime, as the server, the tests and the benchmarks build it: the packs' ``tools``

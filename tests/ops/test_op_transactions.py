@@ -296,3 +296,19 @@ def test_an_outcome_recorded_inside_a_request_does_not_wait_for_the_sessions_tur
             assert final.status is Status.SUCCEEDED and final.transcript[-1]["content"] == "Done."
 
     asyncio.run(main())
+
+
+def test_cancelling_a_session_through_the_runtime_cancels_its_drafts(db_url: str) -> None:
+    """The policy lives in the runtime's op queue, not in the HTTP route: any caller of
+    ``Runtime.cancel`` (here the Python API, with the owner only) cancels the session's drafts."""
+
+    async def main() -> None:
+        async with _Rig(db_url) as rig:
+            session_id, op_id = await rig.propose()
+            s = await rig.runtime.cancel(session_id, ALICE.owner)
+            assert s.status is Status.CANCELLED
+            op = await rig.ops.store.get(op_id)
+            assert op is not None and op.status == "cancelled"
+            assert rig.executor.executed == []
+
+    asyncio.run(main())

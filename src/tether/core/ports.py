@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, Usage
-from tether.core.session import AgentSession, Owner, Status
+from tether.core.session import AgentSession, Identity, Owner, Status
 
 
 class ChatModel(Protocol):
@@ -32,10 +32,11 @@ class Closable(Protocol):
     async def aclose(self) -> None: ...
 
 
-class OpProposals(Protocol):
-    """Where a tool records a write it proposes (``tether.ops.OpService``, reached by packs through
-    ``tether.pack.propose_op``): the op queue whose drafts a person confirms. The op is the ops
-    package's ``Op``; the core only hands the port to the tool."""
+class OpQueue(Protocol):
+    """The queue of write proposals whose drafts a person confirms (``tether.ops.OpService``): a
+    tool records the write it proposes here (packs through ``tether.pack.propose_op``; the op is the
+    ops package's ``Op``, the core only hands the port to the tool), and cancelling a session
+    cancels its drafts here."""
 
     @property
     def ttl_s(self) -> float:
@@ -43,6 +44,16 @@ class OpProposals(Protocol):
         ...
 
     async def propose(self, op: Any) -> Any: ...
+
+    async def check_cancel(self, session_id: str, owner: Owner) -> None:
+        """``Conflict`` when a confirmed write of the session is being carried out: its outcome
+        ends the turn, so the session cannot be cancelled now."""
+        ...
+
+    async def cancel_drafts(self, session_id: str, who: Identity) -> None:
+        """Cancel the cancelled session's draft proposals (one the business system already
+        carried out keeps that outcome)."""
+        ...
 
 
 class Clock(Protocol):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from tether.core import resumption
 from tether.core.dsl import compile_dsl
 from tether.core.loop import run_turn
-from tether.core.ports import CommitGuard, DslStore, OpProposals
+from tether.core.ports import CommitGuard, DslStore, OpQueue
 from tether.core.session import AgentSession, Identity, Status, new_id
 from tether.core.telemetry import TURN
 from tether.core.turn import Turn, TurnDeps
@@ -25,7 +25,7 @@ log = logging.getLogger("tether.runtime")
 
 
 class TurnRunner:
-    def __init__(self, deps: TurnDeps, dsl_store: DslStore, ops: OpProposals | None = None) -> None:
+    def __init__(self, deps: TurnDeps, dsl_store: DslStore, ops: OpQueue | None = None) -> None:
         self.deps = deps
         self.store = deps.store
         self.dsl_store = dsl_store

@@ -29,7 +29,7 @@ from tether.core.decision import Final, decide_direct_call
 from tether.core.drivers import Drivers
 from tether.core.events import EventType
 from tether.core.messages import ModelReply, ToolCall
-from tether.core.ports import CommitGuard, DslStore, OpProposals, SessionStore
+from tether.core.ports import CommitGuard, DslStore, OpQueue, SessionStore
 from tether.core.resumption import apply_jobs
 from tether.core.running import TurnRunner
 from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
@@ -61,7 +61,7 @@ class Runtime:
         deps: TurnDeps,
         router: SkillRouter,
         dsl_store: DslStore,
-        ops: Callable[[Runtime], OpProposals] | None = None,
+        ops: Callable[[Runtime], OpQueue] | None = None,
     ) -> None:
         self.deps = deps
         self.store: SessionStore = deps.store
@@ -215,9 +215,19 @@ class Runtime:
         """Stop the session's turn: the task driving it is cancelled wherever it is (the model
         call, a tool in flight), every call left open gets an error result, and the session ends
         ``CANCELLED`` with a ``TURN_FINISHED`` event. A session waiting for a callback, an answer
-        or a confirmation is cancelled the same way. ``Conflict`` when it has already finished."""
-        owner, _ = split_caller(who)
+        or a confirmation is cancelled the same way, and its draft write proposals with it (the op
+        queue's policy). ``Conflict`` when it has already finished, or while a confirmed write of it
+        is being carried out (its outcome ends the turn)."""
+        owner, identity = split_caller(who)
         await self.store.load(session_id, owner)  # NotFound unless the caller owns it
+        if self.ops is not None:
+            await self.ops.check_cancel(session_id, owner)
+        s = await self._cancel(session_id, owner)
+        if self.ops is not None:
+            await self.ops.cancel_drafts(session_id, identity or Identity(owner))
+        return s
+
+    async def _cancel(self, session_id: str, owner: Owner) -> AgentSession:
         stopped_here, stopped = await self.drivers.stop(session_id, CANCELLED_REASON)
         if stopped is not None and stopped.status is Status.CANCELLED:
             return stopped

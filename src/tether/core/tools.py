@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from tether.core.ports import OpProposals
+from tether.core.ports import OpQueue
 from tether.core.session import Identity, Owner
 from tether.errors import ConfigError, InvalidInput
 
@@ -55,7 +55,7 @@ class ToolContext:
     grants: frozenset[str] = frozenset()
     credential: str | None = field(default=None, repr=False)
     issue_job: JobIssuer | None = None
-    ops: OpProposals | None = None  # the op queue a proposing tool records its draft in (none outside a session)
+    ops: OpQueue | None = None  # the op queue a proposing tool records its draft in (none outside a session)
     # what an audited tool adds to its audit row (e.g. the SQL as run, a row count); no secrets
     audit_notes: dict[str, Any] = field(default_factory=dict)
 

@@ -27,7 +27,7 @@ from tether.core.ports import (
     CommitGuard,
     EventBus,
     NoBudget,
-    OpProposals,
+    OpQueue,
     SessionStore,
     SystemClock,
     UsageBudget,
@@ -103,7 +103,7 @@ class Turn:
         identity: Identity | None = None,
         guard: CommitGuard | None = None,
         on_final: OnFinal | None = None,
-        ops: OpProposals | None = None,
+        ops: OpQueue | None = None,
     ) -> None:
         self.session = session
         # the caller's grants and credential for this turn only; a background resume has none
