@@ -1,7 +1,8 @@
 """Closing tool calls a turn left without a result — cut off by a cancel, a crash or the turn's
 time limit — so the transcript stays valid for any model (every call answered right after it)
 and the call's step and events say it failed. Never re-run a call: its effect is reported as
-unknown when it may have started.
+unknown when it may have started. ``settle_call`` gives a call the outcome that came later (a job's
+callback, a person's answer, a lapsed login).
 """
 
 from __future__ import annotations
