@@ -181,8 +181,8 @@ async def step_cost(url: str, sessions: int) -> dict[str, Any]:
     from tether.core.messages import ModelReply, ModelRequest, ToolCall
     from tether.core.session import Owner, Status
     from tether.core.skills import Skill, SkillRegistry
+    from tether.factory import build_runtime
     from tether.store import SqlStore
-    from tether.wiring import build_runtime
 
     sys.path.insert(0, str(PACK.parent))
     from scalepack.pack import lookup  # type: ignore[import-not-found]

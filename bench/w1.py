@@ -88,8 +88,8 @@ async def tether_runner(persist: str, path: Path, marks: Marks) -> AsyncIterator
     from tether.core.session import Owner, Status
     from tether.core.skills import Skill, SkillRegistry
     from tether.core.tools import tool
+    from tether.factory import build_runtime
     from tether.store import MemoryStore, SqlStore
-    from tether.wiring import build_runtime
 
     class W1Model:
         """Stateless: round = 1 + the number of tool messages in the request."""

@@ -153,12 +153,12 @@ class Runner:
         from tether.core.session import Identity, Owner
         from tether.core.skills import Skill, SkillRegistry
         from tether.core.tools import Interaction, tool
+        from tether.factory import build_runtime
         from tether.ops.proposal import draft_op, propose_op
         from tether.ops.service import OpService
         from tether.ops.store import SqlOpStore
         from tether.store import SqlStore
         from tether.store.audit import SqlAuditLog
-        from tether.wiring import build_runtime
 
         runner = self
 

@@ -16,9 +16,9 @@ from tether.core.skills import Skill, SkillRegistry
 from tether.core.telemetry import Telemetry
 from tether.core.tools import AsyncJobStarted, Interaction, Tool, ToolContext, tool
 from tether.core.turn import Limits, TurnDeps
+from tether.factory import build_runtime
 from tether.models.scripted import ScriptedModel
 from tether.store.sql_store import SqlStore
-from tether.wiring import build_runtime
 
 ALICE = Owner("alice", "t1")
 BOB = Owner("bob", "t1")

@@ -19,6 +19,7 @@ from tether.core.session import Identity, Owner, Status
 from tether.core.skills import Skill, SkillRegistry
 from tether.core.tools import Interaction, ToolContext, tool
 from tether.errors import Conflict
+from tether.factory import build_runtime
 from tether.ops.model import Op, OpOutcome
 from tether.ops.proposal import draft_op, propose_op
 from tether.ops.service import OpService
@@ -26,7 +27,6 @@ from tether.ops.store import SqlOpStore
 from tether.store import SqlStore
 from tether.store.audit import SqlAuditLog
 from tether.store.tables import op_queue
-from tether.wiring import build_runtime
 
 
 def op_service(runtime: Runtime) -> OpService:

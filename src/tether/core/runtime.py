@@ -53,7 +53,7 @@ def check_message(message: str) -> str:
 
 
 class Runtime:
-    """Built by ``tether.wiring.build_runtime``. ``ops`` makes the op queue that proposing tools
+    """Built by ``tether.factory.build_runtime``. ``ops`` makes the op queue that proposing tools
     record their drafts in; it is given the runtime, whose sessions its outcomes reach."""
 
     def __init__(

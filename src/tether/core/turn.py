@@ -56,7 +56,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class TurnDeps:
-    """What every turn of a runtime uses; built once (``tether.wiring.build_runtime``), never changed."""
+    """What every turn of a runtime uses; built once (``tether.factory.build_runtime``), never changed."""
 
     store: SessionStore
     bus: EventBus
