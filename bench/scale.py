@@ -178,15 +178,10 @@ def throughput(counts: list[int], sessions: int, concurrency: int, folder: Path)
 
 
 async def step_cost(url: str, sessions: int) -> dict[str, Any]:
-    from tether.bus import InProcessBus
     from tether.core.messages import ModelReply, ModelRequest, ToolCall
-    from tether.core.pipeline import ToolPipeline
-    from tether.core.prompt import load_skill_tool
-    from tether.core.runtime import Runtime
     from tether.core.session import Owner, Status
-    from tether.core.skills import Skill, SkillRegistry, SkillRouter
-    from tether.core.tools import ToolRegistry
-    from tether.core.turn import Limits, TurnDeps
+    from tether.core.skills import Skill, SkillRegistry
+    from tether.factory import build_runtime
     from tether.store import SqlStore
 
     sys.path.insert(0, str(PACK.parent))
@@ -208,9 +203,7 @@ async def step_cost(url: str, sessions: int) -> dict[str, Any]:
     await store.open()
     skill = Skill("records", "Look up records.", ("lookup",), "Look up each record.", ("records",))
     skills = SkillRegistry([skill])
-    registry = ToolRegistry([lookup, load_skill_tool(skills)])
-    deps = TurnDeps(store, InProcessBus(), Loop(), skills, ToolPipeline(registry), Limits(), "http://127.0.0.1/cb")
-    runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
+    runtime = build_runtime(store, store, Loop(), [lookup], skills, callback_url="http://127.0.0.1/cb")
     owner = Owner("bench", "bench")
     try:
         for i in range(-5, sessions):

@@ -84,15 +84,11 @@ def sqlite_pragmas(conn: sqlite3.Connection) -> None:
 
 @contextlib.asynccontextmanager
 async def tether_runner(persist: str, path: Path, marks: Marks) -> AsyncIterator[RunOne]:
-    from tether.bus import InProcessBus
     from tether.core.messages import ModelReply, ModelRequest, ToolCall
-    from tether.core.pipeline import ToolPipeline
-    from tether.core.prompt import load_skill_tool
-    from tether.core.runtime import Runtime
     from tether.core.session import Owner, Status
-    from tether.core.skills import Skill, SkillRegistry, SkillRouter
-    from tether.core.tools import ToolRegistry, tool
-    from tether.core.turn import Limits, TurnDeps
+    from tether.core.skills import Skill, SkillRegistry
+    from tether.core.tools import tool
+    from tether.factory import build_runtime
     from tether.store import MemoryStore, SqlStore
 
     class W1Model:
@@ -116,11 +112,7 @@ async def tether_runner(persist: str, path: Path, marks: Marks) -> AsyncIterator
     await store.open()
     skill = Skill("records", "Look up records by number.", ("lookup",), "Look up each record.", ("look up",))
     skills = SkillRegistry([skill])
-    registry = ToolRegistry([lookup, load_skill_tool(skills)])
-    deps = TurnDeps(
-        store, InProcessBus(), W1Model(), skills, ToolPipeline(registry), Limits(), "http://127.0.0.1/callback"
-    )
-    runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
+    runtime = build_runtime(store, store, W1Model(), [lookup], skills, callback_url="http://127.0.0.1/callback")
     owner = Owner("bench", "bench")
     last: list[str] = []
 

@@ -46,12 +46,15 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from w2_peers import W2_PEERS, Loops  # a sibling: the benches run as scripts from bench/
 
 from tether.core.events import RuntimeEvent
 from tether.core.tools import ToolContext
+
+if TYPE_CHECKING:
+    from tether.ops.executor_port import OpExecutor
 
 MESSAGE = "[s{}] Please raise the price of item {} by 10 percent."
 WARMUPS = 5
@@ -149,14 +152,11 @@ class Runner:
         self.model_calls = 0
 
     async def __aenter__(self) -> Runner:
-        from tether.bus import InProcessBus
         from tether.core.messages import ModelReply, ModelRequest, ToolCall
-        from tether.core.pipeline import ToolPipeline
-        from tether.core.runtime import Runtime
         from tether.core.session import Identity, Owner
-        from tether.core.skills import Skill, SkillRegistry, SkillRouter
-        from tether.core.tools import Interaction, ToolRegistry, tool
-        from tether.core.turn import Limits, TurnDeps
+        from tether.core.skills import Skill, SkillRegistry
+        from tether.core.tools import Interaction, tool
+        from tether.factory import build_runtime
         from tether.ops.proposal import draft_op, propose_op
         from tether.ops.service import OpService
         from tether.ops.store import SqlOpStore
@@ -189,16 +189,20 @@ class Runner:
         await self.store.open()
         skill = Skill("prices", "Change prices.", ("update_price",), "Raise prices.", ("price",))
         skills = SkillRegistry([skill])
-        deps = TurnDeps(
-            self.store, InProcessBus(), W2Model(), skills, ToolPipeline(ToolRegistry([update_price])), Limits(), ""
-        )
-        self.runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), self.store)
         self.executor = W2Executor(self.erp)
         self.audit = SqlAuditLog(url, self.store)  # as wiring.py: rows ride the store's group commit
-        self.ops = OpService(
-            SqlOpStore(url, self.store), self.runtime, self.audit, {"w2": self.executor}, lease_s=self.lease_s
+        store, audit = self.store, self.audit
+        executors: dict[str, OpExecutor] = {"w2": self.executor}
+        self.runtime = build_runtime(
+            store,
+            store,
+            W2Model(),
+            [update_price],
+            skills,
+            ops=lambda rt: OpService(SqlOpStore(url, store), rt, audit, executors, lease_s=self.lease_s),
         )
-        deps.services = {"ops": self.ops}
+        assert isinstance(self.runtime.ops, OpService)
+        self.ops = self.runtime.ops
         self.owner = Owner("bench", "bench")
         self.identity = Identity(self.owner)
         return self

@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     turn_timeout_s: float = Field(600.0, gt=0, description="wall-clock limit of a turn")
     tool_timeout_s: float = Field(120.0, gt=0, description="default timeout of one tool call")
     model_retries: int = Field(2, ge=0, description="retries of a failed model call")
+    model_backoff_s: float = Field(
+        0.5, ge=0, description="wait before the first model retry, doubled for each next (Retry-After wins)"
+    )
     job_timeout_s: float = Field(1800.0, gt=0, description="an async job past this fails")
     context_tokens: int = Field(
         24000,

@@ -10,19 +10,21 @@ import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from tether.abuse import AbuseLimits
 from tether.bus import InProcessBus
-from tether.core.pipeline import MESSAGES, ToolPipeline
-from tether.core.ports import ChatModel
-from tether.core.prompt import load_skill_tool
-from tether.core.questions import ask_user_tool
+from tether.core.pipeline import MESSAGES
+from tether.core.ports import (
+    ChatModel,
+    Closable,
+    SystemClock,
+)
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
-from tether.core.skills import SkillRegistry, SkillRouter, load_skills
+from tether.core.skills import SkillRegistry, load_skills
 from tether.core.tools import ToolRegistry
 from tether.core.turn import Limits, TurnDeps
+from tether.factory import build_runtime
 from tether.identity import DevTokenProvider, IdentityProvider, ProviderChain
 from tether.models.planner import PlannerModel
 from tether.ops.service import OpService
@@ -67,7 +69,6 @@ class Services:
     abuse: AbuseLimits  # login lock-outs and the users' budgets (tether.abuse)
     metrics: Metrics = field(default_factory=Metrics)
     tracing: Tracing | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
     _sweeper: asyncio.Task[None] | None = None
     stopping: bool = False  # a graceful shutdown began: not ready for new traffic
 
@@ -95,9 +96,8 @@ class Services:
                 await pack.shutdown(self)
         await self.runtime.shutdown(self.settings.shutdown_grace_s)  # finish, or hand back
         await self.bus.stop()
-        close = getattr(self.model, "aclose", None)
-        if close is not None:
-            await close()
+        if isinstance(self.model, Closable):
+            await self.model.aclose()
         await self.store.close()
         self.audit.close()
         if self.tracing is not None:
@@ -176,7 +176,8 @@ def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
 
 
 def build_services(settings: Settings, *, model: ChatModel | None = None, packs: list[Pack] | None = None) -> Services:
-    store = SqlStore(settings.database_url, lease_seconds=settings.lease_s, replica_id=settings.replica_id)
+    clock = SystemClock()  # one source of time for the store and the core
+    store = SqlStore(settings.database_url, lease_seconds=settings.lease_s, clock=clock, replica_id=settings.replica_id)
     bus = build_bus(settings, store.replica_id)
     env = PackEnv(settings, settings.public_url.rstrip("/"))
     packs = packs if packs is not None else load_packs(settings.pack_refs, env)
@@ -184,9 +185,6 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     skill_registry = SkillRegistry(skills, issues)
     for issue in issues:
         log.warning("skill %s is invalid and was not loaded: %s", issue.path, issue.reason)
-    registry = ToolRegistry([t for p in packs for t in p.tools])
-    registry.register(load_skill_tool(skill_registry))
-    registry.register(ask_user_tool())
     chat_model = model or build_model(settings, packs)
     limits = Limits(
         max_rounds=settings.max_rounds,
@@ -194,57 +192,57 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
         turn_timeout_s=settings.turn_timeout_s,
         tool_timeout_s=settings.tool_timeout_s,
         model_retries=settings.model_retries,
+        model_backoff_s=settings.model_backoff_s,
         job_timeout_s=settings.job_timeout_s,
         context_tokens=settings.context_tokens,
     )
     audit = SqlAuditLog(settings.database_url, store)  # rows ride the store's group commit
     telemetry, metrics, tracing = build_telemetry(settings)
     abuse = AbuseLimits.from_settings(settings, metrics.refused)
-    pipeline = ToolPipeline(
-        registry, default_timeout_s=settings.tool_timeout_s, audit=audit, telemetry=telemetry, budget=abuse.budget
-    )
-    deps = TurnDeps(
-        store,
-        bus,
-        chat_model,
-        skill_registry,
-        pipeline,
-        limits,
-        callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
-        prompt_sections=[(p.audience, by_grants(section)) for p in packs for section in p.prompt_sections],
-        telemetry=telemetry,
-        budget=abuse.budget,
-    )
     routing = settings.skill_routing
     use_model = routing == "model" or (routing == "auto" and chat_model.name != "planner")
-    router = SkillRouter(skill_registry, chat_model, use_model=use_model)
-    runtime = Runtime(deps, router, store)
     executors = {e.name: e for p in packs for e in p.op_executors}
-    ops = OpService(
-        SqlOpStore(settings.database_url, store),
-        runtime,
-        audit,
-        executors,
-        settings.op_ttl_s,
-        settings.op_lease_s,
+
+    def op_service(runtime: Runtime) -> OpService:
+        op_store = SqlOpStore(settings.database_url, store)
+        return OpService(
+            op_store, runtime, audit, executors, settings.op_ttl_s, settings.op_lease_s, telemetry=telemetry
+        )
+
+    runtime = build_runtime(
+        store,
+        store,
+        chat_model,
+        [t for p in packs for t in p.tools],
+        skill_registry,
+        bus=bus,
+        limits=limits,
+        callback_url=settings.public_url.rstrip("/") + "/api/agent/tool-callback",
+        router_model=chat_model if use_model else None,
+        audit=audit,
         telemetry=telemetry,
+        budget=abuse.budget,
+        prompt_sections=[(p.audience, by_grants(section)) for p in packs for section in p.prompt_sections],
+        ops=op_service,
+        clock=clock,
     )
+    ops = runtime.ops
+    assert isinstance(ops, OpService)
     if settings.approval_policies:  # the approval gate between an op's confirm and its execution
         from tether.ops.approvals.wiring import install_approvals
 
         install_approvals(ops, settings.approval_policies)
-    deps.services = {"ops": ops}
     return Services(
         settings,
         store,
         bus,
-        registry,
+        runtime.deps.pipeline.registry,
         skill_registry,
         chat_model,
         runtime,
-        Replayer(deps, store),
+        Replayer(runtime.turns, store),
         packs,
-        deps,
+        runtime.deps,
         audit,
         ops,
         abuse,

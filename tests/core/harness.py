@@ -8,16 +8,15 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.bus import InProcessBus
-from tether.core.pipeline import ToolPipeline
-from tether.core.prompt import load_skill_tool
-from tether.core.questions import ask_user_tool
+from tether.core.ports import ChatModel, Clock, EventBus
 from tether.core.replay import Replayer
 from tether.core.runtime import Runtime
 from tether.core.session import AgentSession, Owner, Status
-from tether.core.skills import Skill, SkillRegistry, SkillRouter
-from tether.core.tools import AsyncJobStarted, Interaction, Tool, ToolContext, ToolRegistry, tool
+from tether.core.skills import Skill, SkillRegistry
+from tether.core.telemetry import Telemetry
+from tether.core.tools import AsyncJobStarted, Interaction, Tool, ToolContext, tool
 from tether.core.turn import Limits, TurnDeps
+from tether.factory import build_runtime
 from tether.models.scripted import ScriptedModel
 from tether.store.sql_store import SqlStore
 
@@ -109,7 +108,7 @@ class Harness:
     counters: Counters
     replayer: Replayer
     deps: TurnDeps
-    bus: InProcessBus
+    bus: EventBus
 
     async def events(self, session_id: str) -> list[Any]:
         return await self.store.events_after(session_id, 0, 10_000)
@@ -140,30 +139,32 @@ async def harness(
     credential: str | None = None,
     tools: list[Tool] | None = None,
     summaries: list[Any] | None = None,
+    model: ChatModel | None = None,
+    telemetry: Telemetry | None = None,
+    clock: Clock | None = None,
 ) -> AsyncIterator[Harness]:
-    store = SqlStore(url, lease_seconds=30)
+    """A runtime built as the server builds it (``build_runtime``); ``model`` replaces the scripted
+    one (an adapter against a local endpoint), whose ``replies`` are then unused."""
+    store = SqlStore(url, lease_seconds=30, clock=clock)  # one clock for the store and the core
     await store.open()
     counters = Counters()
-    registry = ToolRegistry(tools if tools is not None else make_tools(counters))
-    skill_registry = SkillRegistry(skills if skills is not None else [TEST_SKILL, EXTRA_SKILL])
-    registry.register(load_skill_tool(skill_registry))
-    registry.register(ask_user_tool())
-    model = ScriptedModel(replies, summaries=summaries)
-    bus = InProcessBus()
-    deps = TurnDeps(
+    scripted = ScriptedModel(replies, summaries=summaries)
+    runtime = build_runtime(
         store,
-        bus,
-        model,
-        skill_registry,
-        ToolPipeline(registry),
-        limits or Limits(model_backoff_s=0.01),
+        store,
+        model or scripted,
+        tools if tools is not None else make_tools(counters),
+        SkillRegistry(skills if skills is not None else [TEST_SKILL, EXTRA_SKILL]),
+        limits=limits or Limits(model_backoff_s=0.01),
         callback_url="http://127.0.0.1:1/api/agent/tool-callback",
         credential=credential,
+        router_model=router_model,
+        telemetry=telemetry,
+        clock=clock,
     )
-    router = SkillRouter(skill_registry, router_model, use_model=router_model is not None)
-    runtime = Runtime(deps, router, store)
+    deps = runtime.deps
     try:
-        yield Harness(runtime, store, model, counters, Replayer(deps, store), deps, bus)
+        yield Harness(runtime, store, scripted, counters, Replayer(runtime.turns, store), deps, deps.bus)
         await runtime.drain()
     finally:
         await store.close()

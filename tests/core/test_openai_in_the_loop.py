@@ -28,8 +28,7 @@ def test_streamed_tool_calls_and_tokens_through_a_real_http_endpoint(db_url: str
 
         async def main() -> None:
             model = build_openai_model(provider="custom", base_url=server.base_url, model="m", api_key="sk-test-key")
-            async with harness(db_url, []) as h:
-                h.deps.model = model
+            async with harness(db_url, [], model=model) as h:
                 s = await h.runtime.start_session(ALICE, "run the test: add 2 and 3", {})
                 assert s.status is Status.SUCCEEDED
                 assert json.loads(tool_messages(s)[0]["content"])["data"] == {"sum": 5}
@@ -55,8 +54,7 @@ def test_one_retry_policy_the_turns_honouring_retry_after(db_url: str) -> None:
 
         async def main() -> Status:
             model = build_openai_model(provider="custom", base_url=server.base_url, model="m")
-            async with harness(db_url, [], limits=Limits(model_retries=2, model_backoff_s=30)) as h:
-                h.deps.model = model
+            async with harness(db_url, [], limits=Limits(model_retries=2, model_backoff_s=30), model=model) as h:
                 started = time.monotonic()
                 s = await h.runtime.start_session(ALICE, "run the test", {})
                 assert time.monotonic() - started < 10
@@ -74,8 +72,7 @@ def test_one_retry_policy_the_turns_honouring_retry_after(db_url: str) -> None:
 
         async def failing() -> AgentSession:
             model = build_openai_model(provider="custom", base_url=server.base_url, model="m")
-            async with harness(db_url, [], limits=Limits(model_retries=2, model_backoff_s=0.01)) as h:
-                h.deps.model = model
+            async with harness(db_url, [], limits=Limits(model_retries=2, model_backoff_s=0.01), model=model) as h:
                 s = await h.runtime.start_session(ALICE, "run the test", {})
             await model.aclose()
             return s

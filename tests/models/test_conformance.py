@@ -154,8 +154,7 @@ def test_a_whole_turn_on_each_server(sqlite_url: str, case: Case) -> None:  # th
 
         async def main() -> None:
             model = model_for(case, server)
-            async with harness(sqlite_url, []) as h:
-                h.deps.model = model
+            async with harness(sqlite_url, [], model=model) as h:
                 s = await h.runtime.start_session(ALICE, "run the test: add 2 and 3", {})
                 assert s.status is Status.SUCCEEDED, s.last_error
                 assert_valid_transcript(s)

@@ -130,8 +130,7 @@ def test_the_reasoning_goes_back_only_where_the_model_requires_it(db_url: str, m
 
         async def main() -> Status:
             llm = build_openai_model("deepseek", base_url=chat.base_url, model=model, api_key="sk-test-key")
-            async with harness(db_url, []) as h:
-                h.deps.model = llm
+            async with harness(db_url, [], model=llm) as h:
                 s = await h.runtime.start_session(ALICE, "run the test: add 2 and 3, then add 1", {})
                 assistant = [m for m in s.transcript if m["role"] == "assistant"]
                 assert [m.get("reasoning_content") for m in assistant] == ["先加。", "再加。", "好了。"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tether.core import memory
+from tether.core import summary
 from tether.core.messages import ModelRequest, ToolCall, Usage
 from tether.errors import ModelError
 from tether.models.openai_compat import OpenAICompatModel, as_function_tool, build_openai_model
@@ -335,10 +335,10 @@ async def test_the_rolling_summary_is_an_ordinary_request_and_a_refused_one_fall
     ]
     chat_server.push(completion("Zhang Wei asked about order ORD-58213."), error(400, "context length exceeded"))
     model = make_model(chat_server.base_url, stream=False)
-    assert await memory.fold(model, None, folded, 4000) == "Zhang Wei asked about order ORD-58213."
+    assert await summary.fold(model, None, folded, 4000) == "Zhang Wei asked about order ORD-58213."
     body = chat_server.bodies[0]
     assert [m["role"] for m in body["messages"]] == ["system", "user"] and "tools" not in body
     assert "ORD-58213" in body["messages"][1]["content"]
-    fallback = await memory.fold(model, "earlier", folded, 4000)
+    fallback = await summary.fold(model, "earlier", folded, 4000)
     assert fallback == "earlier\n- user: My name is Zhang Wei, order ORD-58213. | answer: Noted."
     chat_server.assert_consumed()

@@ -140,8 +140,7 @@ def test_a_turn_runs_a_recovered_tool_call_and_records_it(db_url: str) -> None:
 
         async def main() -> None:
             model = build_openai_model("vllm", base_url=server.base_url, model="Qwen/Qwen3-8B", stream=False)
-            async with harness(db_url, []) as h:
-                h.deps.model = model
+            async with harness(db_url, [], model=model) as h:
                 s = await h.runtime.start_session(ALICE, "run the test: add 2 and 3", {})
                 assert s.status is Status.SUCCEEDED and h.counters.runs == {"add": 1}
                 assert json.loads(tool_messages(s)[0]["content"])["data"] == {"sum": 5}
@@ -168,8 +167,7 @@ def test_a_turn_never_runs_a_cut_off_call(db_url: str) -> None:
 
         async def main() -> None:
             model = build_openai_model("vllm", base_url=server.base_url, model="m")
-            async with harness(db_url, []) as h:
-                h.deps.model = model
+            async with harness(db_url, [], model=model) as h:
                 s = await h.runtime.start_session(ALICE, "run the test: add 2 and 3", {})
                 assert s.status is Status.FAILED and h.counters.runs == {}
                 assert "cut_off_tool_call" in (s.last_error or "")
@@ -190,8 +188,7 @@ def test_a_context_overflow_is_retried_once_with_a_smaller_window_and_recorded(d
 
         async def main() -> None:
             model = build_openai_model("llamacpp", base_url=server.base_url)
-            async with harness(db_url, []) as h:
-                h.deps.model = model
+            async with harness(db_url, [], model=model) as h:
                 server.rules = None
                 s = await h.runtime.start_session(ALICE, "write a long text", {})
                 assert s.status is Status.SUCCEEDED

@@ -12,16 +12,14 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from tether.bus import InProcessBus
 from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
-from tether.core.pipeline import ToolPipeline
 from tether.core.runtime import Runtime
 from tether.core.session import Identity, Owner, Status
-from tether.core.skills import Skill, SkillRegistry, SkillRouter
-from tether.core.tools import Interaction, ToolContext, ToolRegistry, tool
-from tether.core.turn import Limits, TurnDeps
+from tether.core.skills import Skill, SkillRegistry
+from tether.core.tools import Interaction, ToolContext, tool
 from tether.errors import Conflict
+from tether.factory import build_runtime
 from tether.ops.model import Op, OpOutcome
 from tether.ops.proposal import draft_op, propose_op
 from tether.ops.service import OpService
@@ -29,6 +27,12 @@ from tether.ops.store import SqlOpStore
 from tether.store import SqlStore
 from tether.store.audit import SqlAuditLog
 from tether.store.tables import op_queue
+
+
+def op_service(runtime: Runtime) -> OpService:
+    assert isinstance(runtime.ops, OpService)
+    return runtime.ops
+
 
 SECRET = "erp-token-abcdef-123"
 ALICE = Identity(Owner("alice", "t1"), credential=SECRET)
@@ -85,11 +89,16 @@ def test_a_proposal_rides_its_step_and_fifty_confirms_execute_once(db_url: str) 
         skill = Skill("prices", "Change prices.", ("set_price",), "Prices.", ("price",))
         skills = SkillRegistry([skill])
         audit = SqlAuditLog(db_url, store)
-        pipeline = ToolPipeline(ToolRegistry([set_price]), audit=audit)
-        deps = TurnDeps(store, InProcessBus(), Model(), skills, pipeline, Limits(), "")
-        runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
-        ops = OpService(SqlOpStore(db_url, store), runtime, audit, {"count": executor})
-        deps.services = {"ops": ops}
+        runtime = build_runtime(
+            store,
+            store,
+            Model(),
+            [set_price],
+            skills,
+            audit=audit,
+            ops=lambda rt: OpService(SqlOpStore(db_url, store), rt, audit, {"count": executor}),
+        )
+        ops = op_service(runtime)
         try:
             before = store.writer_stats.batches
             s = await runtime.start_session(ALICE, "raise the price of item 7", {})
@@ -150,10 +159,15 @@ class _Rig:
 
         skills = SkillRegistry([Skill("prices", "Change prices.", ("set_price",), "Prices.", ("price",))])
         self.audit = SqlAuditLog(self.db_url, store)
-        deps = TurnDeps(store, InProcessBus(), Model(), skills, ToolPipeline(ToolRegistry([set_price])), Limits(), "")
-        self.runtime = Runtime(deps, SkillRouter(skills, None, use_model=False), store)
-        self.ops = OpService(SqlOpStore(self.db_url, store), self.runtime, self.audit, {"count": rig.executor})
-        deps.services = {"ops": self.ops}
+        self.runtime = build_runtime(
+            store,
+            store,
+            Model(),
+            [set_price],
+            skills,
+            ops=lambda rt: OpService(SqlOpStore(self.db_url, store), rt, self.audit, {"count": rig.executor}),
+        )
+        self.ops = op_service(self.runtime)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -267,7 +281,7 @@ def test_an_outcome_recorded_inside_a_request_does_not_wait_for_the_sessions_tur
             assert await rig.ops.store.move(op_id, ("draft",), {"status": "executing"})
             executing = await rig.ops.store.get(op_id)
             assert executing is not None
-            lock = rig.runtime._lock(session_id)
+            lock = rig.runtime.drivers.lock(session_id)
             await lock.acquire()
             try:
                 outcome = OpOutcome("executed", bill_id="B-9")
@@ -280,5 +294,21 @@ def test_an_outcome_recorded_inside_a_request_does_not_wait_for_the_sessions_tur
             await rig.runtime.drain()
             final = await rig.store.load(session_id)
             assert final.status is Status.SUCCEEDED and final.transcript[-1]["content"] == "Done."
+
+    asyncio.run(main())
+
+
+def test_cancelling_a_session_through_the_runtime_cancels_its_drafts(db_url: str) -> None:
+    """The policy lives in the runtime's op queue, not in the HTTP route: any caller of
+    ``Runtime.cancel`` (here the Python API, with the owner only) cancels the session's drafts."""
+
+    async def main() -> None:
+        async with _Rig(db_url) as rig:
+            session_id, op_id = await rig.propose()
+            s = await rig.runtime.cancel(session_id, ALICE.owner)
+            assert s.status is Status.CANCELLED
+            op = await rig.ops.store.get(op_id)
+            assert op is not None and op.status == "cancelled"
+            assert rig.executor.executed == []
 
     asyncio.run(main())

@@ -188,16 +188,18 @@ async def test_finish_job_is_a_compare_and_set(store: Store) -> None:
     assert applied is not None and applied.applied
 
 
-async def test_overdue_jobs(store: Store, clock: FakeClock) -> None:
+async def test_overdue_jobs_are_claimed_once(store: Store, clock: FakeClock) -> None:
     s = new_session()
     await store.create(
         Commit(s, new_jobs=[job(s, "j-late", deadline=clock.now() + 10), job(s, "j-none", deadline=0.0)])
     )
-    assert await store.overdue_jobs(clock.now()) == []
-    overdue = await store.overdue_jobs(clock.now() + 11)
-    assert [j.job_id for j in overdue] == ["j-late"]
-    await store.finish_job("j-late", "FAILED", None, "timeout")
-    assert await store.overdue_jobs(clock.now() + 11) == []
+    assert await store.claim_overdue_jobs("too late") == []
+    clock.advance(11)
+    overdue = await store.claim_overdue_jobs("too late")
+    assert [(j.job_id, j.status, j.error) for j in overdue] == [("j-late", "FAILED", "too late")]
+    assert await store.claim_overdue_jobs("too late") == [], "a job is claimed once"
+    never = await store.get_job("j-none")
+    assert never is not None and never.status == "PENDING", "a job without a deadline never expires"
 
 
 async def test_expired_lease_is_detected_and_renewal_is_version_checked(store: Store, clock: FakeClock) -> None:

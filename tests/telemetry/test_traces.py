@@ -99,9 +99,7 @@ def test_model_spans_carry_usage_and_content_only_when_captured(tmp_path: Path, 
                 provider="custom", base_url=chat.base_url, model="m", api_key="sk-test-secret", stream=False
             )
             tracing = Tracing(OTLPSpanExporter(endpoint=traces_url(receiver.url)), capture_content=True)
-            async with harness(f"sqlite:///{tmp_path / 't.db'}", []) as h:
-                h.deps.model = model
-                h.deps.telemetry = tracing
+            async with harness(f"sqlite:///{tmp_path / 't.db'}", [], model=model, telemetry=tracing) as h:
                 h.deps.pipeline.telemetry = tracing
                 s = await h.runtime.start_session(ALICE, "run the test: add 2 and 3", {})
                 assert s.status is Status.SUCCEEDED

@@ -9,14 +9,10 @@ callback is a duplicate).
 
 from __future__ import annotations
 
-import time
-from typing import TYPE_CHECKING
-
 from tether.core.closing import close_call, close_open_calls
 from tether.core.events import EventType
-from tether.core.ports import Commit, SessionStore
-from tether.core.session import AgentSession, Identity, Status
-from tether.core.turn import Turn, TurnDeps
+from tether.core.session import AgentSession, Status
+from tether.core.turn import Turn
 
 CANCELLED_REASON = "cancelled by the user"
 CANCELLED_IN_FLIGHT = "cancelled by the user while this call was in flight; its effect is unknown"
@@ -24,37 +20,23 @@ CANCELLED_NOT_RUN = "not run: the user cancelled the turn"
 CANCELLED_WAITING = "cancelled by the user while waiting for this; a later answer or callback is ignored"
 
 
-class Cancellation:
-    """The runtime's part that closes a cancelled turn (mixed into ``Runtime``)."""
-
-    deps: TurnDeps
-    store: SessionStore
-
-    if TYPE_CHECKING:  # provided by Runtime
-
-        def _turn(self, s: AgentSession, resumed: bool, identity: Identity | None = None) -> Turn: ...
-
-    async def _cancelled(self, s: AgentSession) -> AgentSession:
-        """Close what the turn left open, end the session CANCELLED, commit and publish."""
-        turn = self._turn(s, resumed=True)
-        cancelled = {"cancelled": True}
-        close_open_calls(turn, CANCELLED_IN_FLIGHT, CANCELLED_NOT_RUN, cancelled)
-        for pending in s.pending_entries():  # the head and any queued behind it
-            close_call(turn, pending["toolCallId"], pending["toolId"], CANCELLED_WAITING, mark=cancelled)
-        s.pending_interaction = None
-        jobs = list(s.waiting_job_ids)
-        for job_id in jobs:
-            job = await self.store.get_job(job_id)
-            if job is not None:
-                await self.store.finish_job(job_id, "FAILED", None, CANCELLED_REASON)  # a later callback: duplicate
-                close_call(turn, job.tool_call_id, job.tool_id, CANCELLED_WAITING, mark=cancelled)
-        s.waiting_job_ids = []
-        s.transition(Status.CANCELLED)
-        s.last_error = None
-        turn.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": CANCELLED_REASON})
-        s.updated_at = time.time()
-        await self.store.commit(Commit(s, turn.pending, applied_job_ids=jobs))
-        for e in turn.pending:
-            self.deps.bus.publish(e)
-        turn.pending = []
-        return s
+async def close_cancelled(turn: Turn) -> AgentSession:
+    """Close what ``turn``'s session left open, end it CANCELLED, commit and publish."""
+    s, store = turn.session, turn.deps.store
+    cancelled = {"cancelled": True}
+    close_open_calls(turn, CANCELLED_IN_FLIGHT, CANCELLED_NOT_RUN, cancelled)
+    for pending in s.pending_entries():  # the head and any queued behind it
+        close_call(turn, pending["toolCallId"], pending["toolId"], CANCELLED_WAITING, mark=cancelled)
+    s.pending_interaction = None
+    jobs = list(s.waiting_job_ids)
+    for job_id in jobs:
+        job = await store.get_job(job_id)
+        if job is not None:
+            await store.finish_job(job_id, "FAILED", None, CANCELLED_REASON)  # a later callback: duplicate
+            close_call(turn, job.tool_call_id, job.tool_id, CANCELLED_WAITING, mark=cancelled)
+    s.waiting_job_ids = []
+    s.transition(Status.CANCELLED)
+    s.last_error = None
+    turn.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": CANCELLED_REASON})
+    await turn.commit(applied_job_ids=jobs)
+    return s

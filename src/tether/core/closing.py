@@ -1,13 +1,13 @@
 """Closing tool calls a turn left without a result — cut off by a cancel, a crash or the turn's
 time limit — so the transcript stays valid for any model (every call answered right after it)
 and the call's step and events say it failed. Never re-run a call: its effect is reported as
-unknown when it may have started.
+unknown when it may have started. ``settle_call`` gives a call the outcome that came later (a job's
+callback, a person's answer, a lapsed login).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
 from tether.core.events import EventType
@@ -50,7 +50,7 @@ def close_call(
 ) -> None:
     """Give the call an error result (in place of its tool message when it has one), end its step
     FAILED and emit TOOL_EXECUTION_FAILED (``mark``: extra event fields)."""
-    s, now = turn.session, time.time()
+    s, now = turn.session, turn.now()
     index = s.tool_message_index(call_id)
     message = tool_message(call_id, frame(tool_id, "error", {"error": reason, "retryable": False}))
     if index is None:
@@ -75,3 +75,14 @@ def close_open_calls(turn: Turn, in_flight: str, not_run: str, mark: dict[str, A
         close_call(
             turn, call["id"], fn["name"], in_flight if started else not_run, call_arguments(fn.get("arguments")), mark
         )
+
+
+def settle_call(s: AgentSession, call_id: str, tool_id: str, kind: str, data: Any, now: float) -> None:
+    """A call's outcome arrived later (a job's callback, a person's answer, a lapsed login): its tool
+    message is replaced in place and its step finished, both with ``data``."""
+    index = s.tool_message_index(call_id)
+    if index is not None:
+        s.set_message(index, tool_message(call_id, frame(tool_id, kind, data)))
+    step = s.step(call_id)
+    if step is not None:
+        step.status, step.result, step.finished_at = ("FAILED" if kind == "error" else "SUCCEEDED"), data, now

@@ -36,7 +36,9 @@ def _in_dsl(registry: ToolRegistry, tool_id: str) -> bool:
     return t is None or t.in_dsl
 
 
-def compile_dsl(session: AgentSession, turn_id: str, registry: ToolRegistry) -> DslSnapshot | None:
+def compile_dsl(
+    session: AgentSession, turn_id: str, registry: ToolRegistry, now: float | None = None
+) -> DslSnapshot | None:
     """The successful steps of ``turn_id`` as a DSL; None when the turn ran no tool."""
     steps = [
         s
@@ -66,7 +68,10 @@ def compile_dsl(session: AgentSession, turn_id: str, registry: ToolRegistry) -> 
         tool = registry.get(step.tool_id)
         dsl_steps.append(DslStep(sid, step.tool_id, args, tool.schema_hash if tool else ""))
         outputs.append((sid, _scalar_paths(step.result)))
-    return DslSnapshot(new_id("dsl"), session.owner, session.session_id, session.title, params, dsl_steps)
+    dsl = DslSnapshot(new_id("dsl"), session.owner, session.session_id, session.title, params, dsl_steps)
+    if now is not None:
+        dsl.created_at = now
+    return dsl
 
 
 def _request_text(session: AgentSession) -> str:

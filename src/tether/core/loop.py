@@ -1,17 +1,18 @@
-"""The turn loop: ask the model, act on its reply, repeat until a decision ends the turn.
+"""The turn loop: ask the model, act on its reply, decide, repeat until a step ends the turn.
 
-Each round returns a ``Decision``; the work lives in ``Turn`` (turn.py). Guardrails: max model
-rounds, max tool calls (in ``Turn.act``), a wall-clock limit per turn, a timeout per tool call (in
-the pipeline). Every state change is committed before the next external call.
+Each round acts (``Turn.act``: tools run, events queue) and then decides (``decision.decide``);
+the work lives in ``Turn`` (turn.py). Guardrails: max model rounds, max tool calls (in
+``Turn.act``), a wall-clock limit per turn, a timeout per tool call (in the pipeline). Every state
+change is committed before the next external call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 from typing import TYPE_CHECKING
 
 from tether.core.closing import close_open_calls
+from tether.core.decision import Fail, NextStep, RunAgain, decide
 from tether.errors import ModelError
 
 if TYPE_CHECKING:
@@ -22,33 +23,27 @@ TIMED_OUT_IN_FLIGHT = "cut off by the turn's time limit while in flight; its eff
 TIMED_OUT_NOT_RUN = "not run: the turn reached its time limit"
 
 
-class Decision(enum.Enum):
-    RUN_AGAIN = "run_again"
-    FINAL = "final"
-    WAIT_CALLBACK = "wait_callback"
-    WAIT_USER = "wait_user"
-    WAIT_CONFIRMATION = "wait_confirmation"
-    FAIL = "fail"
-
-
-async def run_turn(turn: Turn) -> Decision:
+async def run_turn(turn: Turn) -> NextStep:
     await turn.begin()
     limits = turn.limits
     try:
         async with asyncio.timeout(limits.turn_timeout_s):
             for _ in range(limits.max_rounds):
                 reply = await turn.ask_model()
-                decision = await turn.act(reply)
-                if decision is not Decision.RUN_AGAIN:
-                    return await turn.finish(decision)
-        return await turn.fail(
-            f"stopped after {limits.max_rounds} model rounds without a final answer "
-            "(raise TETHER_MAX_ROUNDS if the task needs more)"
+                step = decide(await turn.act(reply))
+                if not isinstance(step, RunAgain):
+                    return await turn.finish(step)
+                await turn.commit()  # the tool results before the next model call
+        return await turn.finish(
+            Fail(
+                f"stopped after {limits.max_rounds} model rounds without a final answer "
+                "(raise TETHER_MAX_ROUNDS if the task needs more)"
+            )
         )
     except TimeoutError:
         close_open_calls(turn, TIMED_OUT_IN_FLIGHT, TIMED_OUT_NOT_RUN)  # the transcript stays valid
-        return await turn.fail(
-            f"the turn took longer than its {limits.turn_timeout_s:g}s limit (TETHER_TURN_TIMEOUT_S)"
+        return await turn.finish(
+            Fail(f"the turn took longer than its {limits.turn_timeout_s:g}s limit (TETHER_TURN_TIMEOUT_S)")
         )
     except ModelError as exc:
-        return await turn.fail(f"the model endpoint failed: {exc.message}")
+        return await turn.finish(Fail(f"the model endpoint failed: {exc.message}"))

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from tether.core.events import EventType
 from tether.core.messages import ToolCall
-from tether.core.ports import NoBudget, UsageBudget
+from tether.core.ports import Clock, NoBudget, SystemClock, UsageBudget
 from tether.core.session import Step
 from tether.core.telemetry import TOOL_CALL, NoTelemetry, Telemetry
 from tether.core.tools import (
@@ -155,8 +154,10 @@ class ToolPipeline:
         audit: AuditSink | None = None,
         telemetry: Telemetry | None = None,
         budget: UsageBudget | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.registry = registry
+        self.clock: Clock = clock or SystemClock()
         self.budget: UsageBudget = budget or NoBudget()
         self.default_timeout_s = default_timeout_s
         self.max_rows = max_rows
@@ -197,7 +198,7 @@ class ToolPipeline:
         emit: Emit,
         before_execute: Callable[[], Awaitable[None]] | None,
     ) -> Outcome:
-        started = time.time()
+        started = self.clock.now()
         step = Step(ctx.turn_id, call.id, call.name, {}, "FAILED", started_at=started)
         emit(EventType.TOOL_EXECUTION_STARTED, {"toolCallId": call.id, "toolId": call.name})
         try:
@@ -218,7 +219,7 @@ class ToolPipeline:
                 dict(coded.params) if coded else {},
             )
         kind, data, ticket, interaction = _normalise(result, self.max_rows)
-        step.finished_at = time.time()
+        step.finished_at = self.clock.now()
         step.result = data
         step.status = {"error": "FAILED", "async_job": "PENDING", "interaction": "PENDING"}.get(kind, "SUCCEEDED")
         content = frame(call.name, kind, data)

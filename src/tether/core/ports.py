@@ -7,12 +7,13 @@ any process holding the store can resume it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, Usage
-from tether.core.session import AgentSession, Owner, Status
+from tether.core.session import AgentSession, Identity, Owner, Status
 
 
 class ChatModel(Protocol):
@@ -22,6 +23,37 @@ class ChatModel(Protocol):
     name: str
 
     async def chat(self, request: ModelRequest) -> ModelReply: ...
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """An adapter holding connections (``OpenAICompatModel``): whoever shuts down calls ``aclose``."""
+
+    async def aclose(self) -> None: ...
+
+
+class OpQueue(Protocol):
+    """The queue of write proposals whose drafts a person confirms (``tether.ops.OpService``): a
+    tool records the write it proposes here (packs through ``tether.pack.propose_op``; the op is the
+    ops package's ``Op``, the core only hands the port to the tool), and cancelling a session
+    cancels its drafts here."""
+
+    @property
+    def ttl_s(self) -> float:
+        """How long a draft waits for its person before it expires."""
+        ...
+
+    async def propose(self, op: Any) -> Any: ...
+
+    async def check_cancel(self, session_id: str, owner: Owner) -> None:
+        """``Conflict`` when a confirmed write of the session is being carried out: its outcome
+        ends the turn, so the session cannot be cancelled now."""
+        ...
+
+    async def cancel_drafts(self, session_id: str, who: Identity) -> None:
+        """Cancel the cancelled session's draft proposals (one the business system already
+        carried out keeps that outcome)."""
+        ...
 
 
 class Clock(Protocol):
@@ -51,6 +83,14 @@ class AsyncJob:
     kind: str = "session"  # "session" | "replay"
 
 
+class CommitGuard(Protocol):
+    """A store-level write run first in a commit's transaction (``tether.store.writer.Write``: an
+    op's outcome on its row, with its audit row). Made and run by a store; the core only carries it."""
+
+    @property
+    def run(self) -> Callable[[Any], Any]: ...
+
+
 @dataclass(slots=True)
 class Commit:
     """Everything one step writes, committed atomically: the session's new and replaced messages,
@@ -64,7 +104,7 @@ class Commit:
     events: list[RuntimeEvent] = field(default_factory=list)
     new_jobs: list[AsyncJob] = field(default_factory=list)
     applied_job_ids: list[str] = field(default_factory=list)
-    guard: Any = None
+    guard: CommitGuard | None = None
 
 
 @dataclass(slots=True)
@@ -95,6 +135,8 @@ class SessionStore(Protocol):
     by ``rename`` and ``set_archived``, which neither bump the version nor touch ``updated_at``
     (a commit never writes them, so a rename during a running turn is kept).
     """
+
+    lease_seconds: float  # how long a running session's lease lasts; its runner renews it every third
 
     async def create(self, commit: Commit) -> None: ...
 
@@ -164,8 +206,6 @@ class SessionStore(Protocol):
         between storing a callback and applying it)."""
         ...
 
-    async def overdue_jobs(self, now: float) -> list[AsyncJob]: ...
-
 
 @dataclass(slots=True)
 class DslStep:
@@ -188,6 +228,11 @@ class DslSnapshot:
 
 class DslStore(Protocol):
     async def save_dsl(self, dsl: DslSnapshot) -> None: ...
+
+    def stage_dsl(self, session_id: str, dsl: DslSnapshot) -> None:
+        """Save ``dsl`` with the session's next commit — for a store that also keeps the sessions
+        (the runtime stages only then), so the snapshot and its DSL_COMPILED event land together."""
+        ...
 
     async def get_dsl(self, dsl_id: str, owner: Owner | None = None) -> DslSnapshot: ...
 

@@ -1,7 +1,7 @@
 """``ask_user``: the built-in question tool (seed 003 §5 AskUser), always allowed like
 ``load_skill``. It ends the turn with a QUESTION; the user's next message, or
 ``POST …/interactions/{id} {answer}``, is the tool's result — never a new request (checked by
-``core.answers.accept_answer``: not empty, one of the options unless free text is allowed)."""
+``core.answer_check.accept_answer``: not empty, one of the options unless free text is allowed)."""
 
 from __future__ import annotations
 

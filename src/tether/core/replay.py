@@ -11,23 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 from tether.core.dsl import bind_params, check_schemas, render_args
 from tether.core.events import EventType
 from tether.core.messages import ToolCall, tool_message
-from tether.core.ports import Commit, DslStore
+from tether.core.ports import DslStore
+from tether.core.running import TurnRunner
 from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
-from tether.core.turn import Turn, TurnDeps
 from tether.errors import TetherError
 
 POLL_S = 0.1
 
 
 class Replayer:
-    def __init__(self, deps: TurnDeps, dsl_store: DslStore) -> None:
-        self.deps = deps
+    def __init__(self, turns: TurnRunner, dsl_store: DslStore) -> None:
+        self.turns = turns
+        self.deps = turns.deps
         self.dsl_store = dsl_store
 
     async def execute(self, dsl_id: str, who: Owner | Identity, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -37,14 +37,13 @@ class Replayer:
         registry = self.deps.pipeline.registry
         check_schemas(dsl, registry)
         params = bind_params(dsl, overrides, registry)  # checked before anything runs
-        s = AgentSession.new(owner, f"Replay of {dsl.title}", {"_replayOf": dsl_id})
+        s = AgentSession.new(owner, f"Replay of {dsl.title}", {"_replayOf": dsl_id}, self.deps.clock.now())
         s.transcript.append(
             {"role": "user", "content": f"replay {dsl_id} with {json.dumps(params, ensure_ascii=False)}"}
         )
-        turn = Turn(s, self.deps, new_id("turn"), resumed=False, identity=identity)
+        turn = self.turns.turn(s, resumed=False, identity=identity)
         turn.emit(EventType.SESSION_STARTED, {"replayOf": dsl_id, "params": params})
-        await self.deps.store.create(Commit(s, turn.pending))
-        turn.pending = []
+        await turn.commit(create=True)
         allowed = frozenset(step.tool_id for step in dsl.steps)
         outputs: dict[str, Any] = {}
         results: list[dict[str, Any]] = []
@@ -104,8 +103,9 @@ class Replayer:
         }
 
     async def _wait(self, job_id: str) -> tuple[str, Any]:
-        deadline = time.time() + self.deps.limits.job_timeout_s
-        while time.time() < deadline:
+        clock = self.deps.clock
+        deadline = clock.now() + self.deps.limits.job_timeout_s
+        while clock.now() < deadline:
             job = await self.deps.store.get_job(job_id)
             if job is not None and job.status != "PENDING":
                 if job.status == "SUCCEEDED":

@@ -139,7 +139,7 @@ class AgentSession:
     current_turn_id: str | None = None
     last_error: str | None = None
     last_dsl_id: str | None = None
-    summary: str | None = None  # the rolling summary of the turns folded out of the prompt (core/memory.py)
+    summary: str | None = None  # the rolling summary of the turns folded out of the prompt (core/summary.py)
     summary_upto: int = 0  # transcript messages before this index are folded into ``summary``
     answered_interactions: list[str] = field(default_factory=list)  # the latest answered ids (a repeat is 409)
     version: int = 0
@@ -152,9 +152,13 @@ class AgentSession:
     replaced: set[int] = field(default_factory=set)
 
     @classmethod
-    def new(cls, owner: Owner, query: str, global_context: dict[str, Any]) -> AgentSession:
+    def new(cls, owner: Owner, query: str, global_context: dict[str, Any], now: float | None = None) -> AgentSession:
+        """A new RUNNING session, created ``now`` (the runtime's clock; the system's when None)."""
         title = query.strip().splitlines()[0][:80] if query.strip() else "session"
-        return cls(new_id("ses"), owner, title, query, dict(global_context))
+        s = cls(new_id("ses"), owner, title, query, dict(global_context))
+        if now is not None:
+            s.created_at = s.updated_at = now
+        return s
 
     @property
     def waiting_external_job_id(self) -> str | None:

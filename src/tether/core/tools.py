@@ -12,10 +12,11 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from tether.core.ports import OpQueue
 from tether.core.session import Identity, Owner
 from tether.errors import ConfigError, InvalidInput
 
@@ -54,7 +55,7 @@ class ToolContext:
     grants: frozenset[str] = frozenset()
     credential: str | None = field(default=None, repr=False)
     issue_job: JobIssuer | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    ops: OpQueue | None = None  # the op queue a proposing tool records its draft in (none outside a session)
     # what an audited tool adds to its audit row (e.g. the SQL as run, a row count); no secrets
     audit_notes: dict[str, Any] = field(default_factory=dict)
 
@@ -87,11 +88,18 @@ class AsyncJobStarted:
     message: str = "job started; the result arrives by callback"
 
 
+InteractionKind = Literal["question", "form", "proposal", "login"]
+"""What a person is asked for: an answer, a form's values, a write's confirmation, a new login (the
+business system refused the user's token). A ``proposal`` waits in ``WAITING_CONFIRMATION``, the
+rest in ``WAITING_USER_INPUT``; a ``login`` is never answered, the user's next message is."""
+INTERACTION_KINDS: tuple[InteractionKind, ...] = get_args(InteractionKind)
+
+
 @dataclass(slots=True)
 class Interaction:
     """A question, form or write proposal for the user: ends the turn, not fed to the model."""
 
-    kind: str  # "question" | "form" | "proposal"
+    kind: InteractionKind
     payload: dict[str, Any]
     interaction_id: str = ""
 

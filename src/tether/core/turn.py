@@ -10,22 +10,33 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.core import memory
+from tether.core import summary, window
+from tether.core.decision import WAITS, Fail, Final, NextStep, Round, WaitCallback, WaitConfirmation, WaitUser
 from tether.core.events import EventType, RuntimeEvent
-from tether.core.loop import Decision
 from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_message
 from tether.core.pipeline import Outcome, ToolPipeline, frame
-from tether.core.ports import AsyncJob, ChatModel, Commit, EventBus, NoBudget, SessionStore, UsageBudget
+from tether.core.ports import (
+    AsyncJob,
+    ChatModel,
+    Clock,
+    Commit,
+    CommitGuard,
+    EventBus,
+    NoBudget,
+    OpQueue,
+    SessionStore,
+    SystemClock,
+    UsageBudget,
+)
 from tether.core.prompt import system_prompt
 from tether.core.session import AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
 from tether.core.telemetry import MODEL_CALL, NoTelemetry, Telemetry
-from tether.core.tools import JobTicket, ToolContext
+from tether.core.tools import InteractionKind, JobTicket, ToolContext
 from tether.errors import ContextTooLong, ModelError
 
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is ignored in favour of the turn's own backoff
@@ -40,11 +51,13 @@ class Limits:
     model_retries: int = 2
     model_backoff_s: float = 0.5
     job_timeout_s: float = 1800.0
-    context_tokens: int = 24000  # what one model request may carry, as core/memory.py estimates it
+    context_tokens: int = 24000  # what one model request may carry, as core/window.py estimates it
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnDeps:
+    """What every turn of a runtime uses; built once (``tether.factory.build_runtime``), never changed."""
+
     store: SessionStore
     bus: EventBus
     model: ChatModel
@@ -54,16 +67,16 @@ class TurnDeps:
     callback_url: str
     grants: frozenset[str] = frozenset()
     credential: str | None = None
-    services: dict[str, Any] | None = None
-    on_final: Callable[[AgentSession, str], Awaitable[str | None]] | None = None  # compile DSL
     # packs' extra system-prompt text, each for the sessions of the listed identity providers (empty: all)
     prompt_sections: list[tuple[tuple[str, ...], Callable[[frozenset[str]], str]]] | None = None
     telemetry: Telemetry = field(default_factory=NoTelemetry)  # spans and metrics (tether.telemetry)
     budget: UsageBudget = field(default_factory=NoBudget)  # the user's model budgets (tether.abuse)
+    clock: Clock = field(default_factory=SystemClock)  # the one source of time for the core
 
 
+OnFinal = Callable[[AgentSession, str], Awaitable[str | None]]  # (session, turn id) -> the DSL's id
 ALWAYS_ALLOWED = frozenset({"load_skill", "ask_user"})  # built-in tools every turn may call
-INTERACTION_EVENTS = {
+INTERACTION_EVENTS: dict[InteractionKind, str] = {
     "question": EventType.QUESTION,
     "form": EventType.FORM_COLLECT,
     "proposal": EventType.WRITE_PROPOSAL,
@@ -82,7 +95,15 @@ def hash_token(token: str) -> str:
 
 class Turn:
     def __init__(
-        self, session: AgentSession, deps: TurnDeps, turn_id: str, resumed: bool, identity: Identity | None = None
+        self,
+        session: AgentSession,
+        deps: TurnDeps,
+        turn_id: str,
+        resumed: bool,
+        identity: Identity | None = None,
+        guard: CommitGuard | None = None,
+        on_final: OnFinal | None = None,
+        ops: OpQueue | None = None,
     ) -> None:
         self.session = session
         # the caller's grants and credential for this turn only; a background resume has none
@@ -94,25 +115,36 @@ class Turn:
         self.resumed = resumed
         self.pending: list[RuntimeEvent] = []
         self.new_jobs: list[AsyncJob] = []
-        self.guard: Any = None  # a store precondition the next commit carries (``Commit.guard``)
+        self.guard = guard  # a store precondition the next commit carries (``Commit.guard``)
+        self.on_final = on_final  # compiles the turn's DSL when it succeeds -> its id
+        self.ops = ops  # the op queue a proposing tool records its draft in
         self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
-        self.fail_reason = ""
         self.allowed = frozenset[str]()
         self.opened = False
 
     # ---- events and commits ------------------------------------------------------------------
 
+    def now(self) -> float:
+        """The runtime's clock (``TurnDeps.clock``): every time the core records comes from it."""
+        return self.deps.clock.now()
+
     def emit(self, type_: str, data: dict[str, Any]) -> None:
         s = self.session
         s.last_seq += 1
-        self.pending.append(RuntimeEvent(s.last_seq, s.session_id, self.turn_id, type_, time.time(), data))
+        self.pending.append(RuntimeEvent(s.last_seq, s.session_id, self.turn_id, type_, self.now(), data))
 
-    async def commit(self) -> None:
+    async def commit(self, *, create: bool = False, applied_job_ids: list[str] | None = None) -> None:
+        """Write the session and the queued events in one commit (``create``: the session's first),
+        then publish the events: the one place a session's state is committed."""
         s = self.session
-        s.updated_at = time.time()
+        s.updated_at = self.now()
         events, self.pending = self.pending, []
         jobs, self.new_jobs = self.new_jobs, []
-        await self.deps.store.commit(Commit(s, events, jobs, guard=self.guard))
+        commit = Commit(s, events, jobs, applied_job_ids=applied_job_ids or [], guard=self.guard)
+        if create:
+            await self.deps.store.create(commit)
+        else:
+            await self.deps.store.commit(commit)
         self.guard = None
         for e in events:
             self.deps.bus.publish(e)
@@ -162,7 +194,7 @@ class Turn:
             except ContextTooLong as exc:
                 if shrunk:
                     raise
-                shrunk, budget = True, memory.smaller_budget(budget, exc.limit_tokens)
+                shrunk, budget = True, window.smaller_budget(budget, exc.limit_tokens)
                 request.messages = await self._window(tools, budget)
                 message = f"{exc.message}; retrying with a {budget}-token window"
                 self.emit(EventType.ERROR, {"message": message, "recovered": True})
@@ -209,21 +241,23 @@ class Turn:
         """The part of the transcript this request carries; turns that fell out of it are folded
         into the session's summary first (committed with the round)."""
         s = self.session
-        upto, messages = memory.plan(s.transcript, s.summary, s.summary_upto, budget, tools)
+        upto, messages = window.plan(s.transcript, s.summary, s.summary_upto, budget, tools)
         if messages is not None:
             return messages
         if upto > s.summary_upto:
             start = max(s.summary_upto, 1)  # message 0 is the system prompt
-            s.summary = await memory.fold(self.deps.model, s.summary, s.transcript[start:upto], budget)
+            s.summary = await summary.fold(self.deps.model, s.summary, s.transcript[start:upto], budget)
             s.summary_upto = upto
-        return memory.window(s.transcript, s.summary, s.summary_upto, budget, tools)
+        return window.window(s.transcript, s.summary, s.summary_upto, budget, tools)
 
     async def _on_token(self, delta: str) -> None:
         self.emit(EventType.TOKEN, {"delta": delta})
         if len(self.pending) >= 32:
             await self.commit()
 
-    async def act(self, reply: ModelReply) -> Decision:
+    async def act(self, reply: ModelReply) -> Round:
+        """Act on the model's reply: record it, run its tool calls through the pipeline, queue the
+        events. What to do next is ``decision.decide``'s, from the ``Round`` returned."""
         s = self.session
         thinking = {"reasoning": reply.reasoning} if reply.reasoning else {}
         if not reply.tool_calls:
@@ -231,7 +265,7 @@ class Turn:
             s.append({**reply.to_message(), "content": content})
             self.emit(EventType.MODEL_DECISION, {"action": "final", **reply.meta, **thinking})
             self.emit(EventType.ASSISTANT_MESSAGE, {"content": content, **reply.meta})
-            return Decision.FINAL
+            return Round(final_text=content)
         s.append(reply.to_message())
         self.emit(
             EventType.MODEL_DECISION,
@@ -242,36 +276,30 @@ class Turn:
                 EventType.TOOL_CALL_REQUESTED,
                 {"toolCallId": c.id, "toolId": c.name, "arguments": c.arguments},
             )
-        waiting = False
+        refused = ""
+        jobs: list[str] = []
         for c in reply.tool_calls:
             if self.tool_calls >= self.limits.max_tool_calls:
                 self._refuse(c, f"tool-call budget of {self.limits.max_tool_calls} per turn is spent")
-                self.fail_reason = (
+                refused = (
                     f"the turn used its {self.limits.max_tool_calls} tool calls "
                     "(TETHER_MAX_TOOL_CALLS) without finishing"
                 )
                 continue
             self.tool_calls += 1
             outcome = await self.deps.pipeline.run(c, self.allowed, self._context(c), self.emit, self.commit)
-            waiting = self._record(c, outcome) or waiting
-        if self.fail_reason:
-            decision = Decision.FAIL
-        elif s.pending_interaction is not None:
-            kind = s.pending_interaction["kind"]
-            decision = Decision.WAIT_CONFIRMATION if kind == "proposal" else Decision.WAIT_USER
-        else:
-            decision = Decision.WAIT_CALLBACK if waiting else Decision.RUN_AGAIN
-        if decision is Decision.RUN_AGAIN:
-            await self.commit()  # the tool results before the next model call
-        # otherwise ``finish`` (or ``fail``) commits them at once with the session's new status
-        return decision
+            job_id = self._record(c, outcome)
+            if job_id is not None:
+                jobs.append(job_id)
+        # the results are committed by the loop (run again) or by ``finish`` with the new status
+        return Round(refused=refused, interaction=s.pending_interaction, job_ids=tuple(jobs))
 
     def _refuse(self, call: ToolCall, reason: str) -> None:
         self.session.append(tool_message(call.id, frame(call.name, "error", {"error": reason, "retryable": False})))
         self.emit(EventType.TOOL_EXECUTION_FAILED, {"toolCallId": call.id, "toolId": call.name, "error": reason})
 
-    def _record(self, call: ToolCall, outcome: Outcome) -> bool:
-        """Append the call's tool message and step; True when it leaves an async job pending."""
+    def _record(self, call: ToolCall, outcome: Outcome) -> str | None:
+        """Append the call's tool message and step; -> the id of the async job it left pending."""
         s = self.session
         s.append(tool_message(call.id, outcome.content))
         s.executed_steps.append(outcome.step)
@@ -287,7 +315,7 @@ class Turn:
                 EventType.WAITING_ASYNC_CALLBACK,
                 {"toolCallId": call.id, "toolId": call.name, "externalJobId": job_id},
             )
-            return True
+            return str(job_id)
         if outcome.interaction is not None:
             it = outcome.interaction
             iid = it.interaction_id or f"int-{secrets.token_hex(8)}"
@@ -300,7 +328,7 @@ class Turn:
             }
             s.queue_interaction(entry)  # several of one message wait in order, each answered by id
             self.emit(INTERACTION_EVENTS.get(it.kind, EventType.QUESTION), dict(entry))
-        return False
+        return None
 
     def _context(self, call: ToolCall) -> ToolContext:
         s = self.session
@@ -314,7 +342,8 @@ class Turn:
                     call.id,
                     call.name,
                     hash_token(ticket.token),
-                    deadline=time.time() + self.limits.job_timeout_s,
+                    deadline=self.now() + self.limits.job_timeout_s,
+                    created_at=self.now(),
                     kind="replay" if s.global_context.get("_replayOf") else "session",
                 )
             )
@@ -330,37 +359,38 @@ class Turn:
             self.grants,
             self.credential,
             issue_job,
-            self.deps.services or {},
+            ops=self.ops,
         )
 
-    async def finish(self, decision: Decision) -> Decision:
+    async def finish(self, step: NextStep) -> NextStep:
+        """End the turn as ``step`` says (a final answer, a failure or a wait) in one commit."""
         s = self.session
-        if decision is Decision.FAIL:
-            return await self.fail(self.fail_reason or "the turn failed")
-        if decision is Decision.FINAL:
+        if isinstance(step, Fail):
+            s.transition(Status.FAILED)
+            s.last_error = step.reason
+            self.emit(EventType.ERROR, {"message": step.reason})
+            self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": step.reason})
+            await self.commit()
+            return step
+        if isinstance(step, Final):
             s.transition(Status.SUCCEEDED)
             s.last_error = None
-            if self.deps.on_final is not None:
-                dsl_id = await self.deps.on_final(s, self.turn_id)
+            if self.on_final is not None:
+                dsl_id = await self.on_final(s, self.turn_id)
                 if dsl_id:
                     s.last_dsl_id = dsl_id
                     self.emit(EventType.DSL_COMPILED, {"dslId": dsl_id})
+        elif isinstance(step, WAITS):
+            s.transition(WAIT_STATUS[type(step)])
         else:
-            target = {
-                Decision.WAIT_CALLBACK: Status.WAITING_ASYNC_CALLBACK,
-                Decision.WAIT_USER: Status.WAITING_USER_INPUT,
-                Decision.WAIT_CONFIRMATION: Status.WAITING_CONFIRMATION,
-            }[decision]
-            s.transition(target)
+            raise ValueError(f"a turn cannot finish with {step!r}")
         self.emit(EventType.TURN_FINISHED, {"status": s.status.value})
         await self.commit()
-        return decision
+        return step
 
-    async def fail(self, reason: str) -> Decision:
-        s = self.session
-        s.transition(Status.FAILED)
-        s.last_error = reason
-        self.emit(EventType.ERROR, {"message": reason})
-        self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": reason})
-        await self.commit()
-        return Decision.FAIL
+
+WAIT_STATUS: dict[type, Status] = {
+    WaitCallback: Status.WAITING_ASYNC_CALLBACK,
+    WaitUser: Status.WAITING_USER_INPUT,
+    WaitConfirmation: Status.WAITING_CONFIRMATION,
+}

@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from tether import __version__
-from tether.core.answers import accept_answer_of
+from tether.core.answer_check import accept_answer_of
 from tether.core.session import Identity
 from tether.core.tools import Tool
 from tether.direct_call import call_tool, callable_directly, tool_answer

@@ -16,8 +16,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from tether.core.memory import deterministic_summary
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
+from tether.core.summary import deterministic_summary
 
 STREAM_CHARS, STREAM_PAUSE_S = 8, 0.01
 _CJK = re.compile(r"[\u4e00-\u9fff]")

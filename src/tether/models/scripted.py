@@ -4,7 +4,7 @@ Each call takes the next entry: a ``ModelReply``, a callable that gets the ``Mod
 a test can assert on what the model saw) and returns a reply, or an exception to raise (a
 ``ModelError`` simulates a failing endpoint). A call past the end of the script fails loudly with
 ``ScriptExhausted``; ``assert_consumed()`` fails if entries were never used. Never for production.
-Requests with ``purpose="summary"`` (the rolling summary, core/memory.py) take the next entry of
+Requests with ``purpose="summary"`` (the rolling summary, core/summary.py) take the next entry of
 ``summaries`` when one is given, so a test need not predict when the window folds.
 """
 

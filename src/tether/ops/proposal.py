@@ -1,7 +1,7 @@
 """How a pack's tool stages a proposal: ``draft_op(ctx, ...)`` makes the op (its id, owner,
 session, tool call, interaction and expiry filled in), the tool stages it in its business system,
 then ``propose_op(ctx, op)`` records the draft in the op queue of the running turn
-(``ToolContext.services["ops"]``). A context without one (a direct tool call outside any session)
+(``ToolContext.ops``, the ``OpQueue`` port). A context without one (a direct tool call outside any session)
 cannot propose: a proposal needs a session to be confirmed in."""
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import secrets
 import time
 from typing import Any
 
+from tether.core.ports import OpQueue
 from tether.core.tools import ToolContext
 from tether.errors import ToolError
 from tether.ops.model import Op, new_op_id
 
 
-def _service(ctx: ToolContext) -> Any:
-    service = ctx.services.get("ops")
+def _service(ctx: ToolContext) -> OpQueue:
+    service = ctx.ops
     if service is None or not ctx.session_id:
         raise ToolError("a write can only be proposed inside a session, where a person confirms it")
     return service

@@ -18,6 +18,7 @@ deterministic path no model can call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -219,6 +220,25 @@ class OpService(Recording):
             self.runtime.spawn(self._execute(op, who, announce=True))
             return op.view()
         return (await self._validate(op, who)).view()
+
+    async def check_cancel(self, session_id: str, owner: Owner) -> None:
+        """Refuse (409) to cancel a session while a confirmed automatic write of it is being carried
+        out: its outcome ends the turn (the stored states only: no business-system call)."""
+        for stored in await self.store.list_ops(owner, None, session_id, 100):
+            if stored.state == "processing":
+                raise Conflict(
+                    f"a confirmed write ({stored.form_name or stored.form_id}, op {stored.op_id}) is being carried "
+                    "out and cannot be stopped; its outcome ends the turn — wait for it"
+                )
+
+    async def cancel_drafts(self, session_id: str, who: Identity) -> None:
+        """A cancelled session's draft proposals, and those awaiting approval, go with it; one the
+        business system already carried out keeps that outcome."""
+        waiting = [*await self.list_ops(who, "draft", session_id, 100)]
+        waiting += await self.list_ops(who, "awaiting", session_id, 100)
+        for op in waiting:
+            with contextlib.suppress(Conflict):
+                await self.cancel(str(op["opId"]), who)
 
     async def cancel(self, op_id: str, who: Identity) -> dict[str, Any]:
         """Cancel a draft — in the business system first: what it already carried out is recorded

@@ -232,7 +232,7 @@ class MemoryStore:
 
     async def claim_overdue_jobs(self, reason: str, limit: int = 100) -> list[AsyncJob]:
         taken = []
-        for job in (await self.overdue_jobs(self._clock.now()))[:limit]:
+        for job in self._overdue_jobs(self._clock.now())[:limit]:
             if await self.finish_job(job.job_id, "FAILED", None, reason):
                 job.status, job.error = "FAILED", reason
                 taken.append(job)
@@ -272,7 +272,7 @@ class MemoryStore:
     async def count_pending_jobs(self) -> int:
         return sum(1 for j in self._jobs.values() if j["status"] == "PENDING")
 
-    async def overdue_jobs(self, now: float) -> list[AsyncJob]:
+    def _overdue_jobs(self, now: float) -> list[AsyncJob]:
         found = [j for j in self._jobs.values() if j["status"] == "PENDING" and 0 < j["deadline"] < now]
         found.sort(key=lambda j: j["deadline"])
         return [codec.job_from_row(j) for j in found]
@@ -280,6 +280,10 @@ class MemoryStore:
     # -- DslStore ------------------------------------------------------------------------------
 
     async def save_dsl(self, dsl: DslSnapshot) -> None:
+        self.stage_dsl("", dsl)
+
+    def stage_dsl(self, session_id: str, dsl: DslSnapshot) -> None:
+        """Saved at once: nothing here is lost between this and the session's next commit."""
         if dsl.dsl_id in self._dsl:
             raise Conflict(f"DSL {dsl.dsl_id} already exists")
         head, steps = codec.dsl_rows(dsl)

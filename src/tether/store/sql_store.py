@@ -410,12 +410,6 @@ class SqlStore:
         )
         return await self._read(lambda conn: [r[0] for r in conn.execute(query)])
 
-    async def overdue_jobs(self, now: float) -> list[AsyncJob]:
-        """PENDING jobs whose deadline (when set, > 0) has passed."""
-        t = async_job
-        query = sa.select(t).where(t.c.status == "PENDING", t.c.deadline > 0, t.c.deadline < now).order_by(t.c.deadline)
-        return await self._jobs(query)
-
     async def count_pending_jobs(self) -> int:
         """Async jobs still waiting for their callback (the ``tether_async_jobs_waiting`` gauge)."""
         query = sa.select(sa.func.count()).select_from(async_job).where(async_job.c.status == "PENDING")

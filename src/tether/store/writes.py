@@ -95,7 +95,7 @@ def commit_write(sql: Statements, commit: Commit, rows: codec.CommitRows, create
     """The session row (inserted, or updated only if still at ``rows.expected_version``), then its
     new and replaced message rows, step rows, its events' row, new jobs and applied jobs — after
     the commit's guard (a ``Write``), which must return true or nothing lands (``GuardRefused``)."""
-    guard: Write | None = commit.guard
+    guard = _own_guard(commit)
 
     def run(cur: Any) -> None:
         _check_guard(cur, guard)
@@ -128,6 +128,12 @@ def commit_write(sql: Statements, commit: Commit, rows: codec.CommitRows, create
             guard.after_commit(True)
 
     return Write(run, after_commit)
+
+
+def _own_guard(commit: Commit) -> Write | None:
+    if commit.guard is not None and not isinstance(commit.guard, Write):
+        raise TypeError("a commit guard is a Write this store made")
+    return commit.guard
 
 
 def _check_guard(cur: Any, guard: Write | None) -> None:

@@ -3,7 +3,6 @@ the caller's conversations (named sessions) — the list, title search, rename a
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query
@@ -21,7 +20,7 @@ from tether.app.schemas import (
 )
 from tether.core.ports import SessionSummary
 from tether.core.session import AgentSession, Identity
-from tether.errors import Conflict, InvalidInput
+from tether.errors import InvalidInput
 from tether.wiring import Services
 
 router = APIRouter(prefix="/api/agent/sessions", tags=["sessions"])
@@ -160,20 +159,7 @@ async def answer(
     "outcome ends the turn).",
 )
 async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    await services.store.load(session_id, who.owner)  # 404 before anything is said about its ops
-    # a confirmed auto write in flight: its outcome ends the turn (the stored states only: no ERP call)
-    for stored in await services.ops.store.list_ops(who.owner, None, session_id, 100):
-        if stored.state == "processing":
-            raise Conflict(
-                f"a confirmed write ({stored.form_name or stored.form_id}, op {stored.op_id}) is being carried out "
-                "and cannot be stopped; its outcome ends the turn — wait for it"
-            )
-    s = await services.runtime.cancel(session_id, who)
-    waiting = [*await services.ops.list_ops(who, "draft", session_id, 100)]
-    waiting += await services.ops.list_ops(who, "awaiting", session_id, 100)  # and those awaiting approval
-    for op in waiting:  # its proposals go with it
-        with contextlib.suppress(Conflict):  # one the ERP already carried out keeps that outcome
-            await services.ops.cancel(str(op["opId"]), who)
+    s = await services.runtime.cancel(session_id, who)  # its draft proposals go with it (the op queue's policy)
     return await _view(services, who, s)
 
 

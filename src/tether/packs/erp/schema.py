@@ -21,7 +21,7 @@ _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 class Bad(ValueError):
     """A value that does not fit its field; ``code`` is the problem's kind (the codes of
-    ``tether.core.answers``, which the chat page shows in its own language)."""
+    ``tether.core.answer_check``, which the chat page shows in its own language)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

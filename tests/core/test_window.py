@@ -1,8 +1,8 @@
 """The prompt window: the budget, whole turns, cut tool results, the rolling summary.
 
-Unit tests of ``core/memory.py``, then long conversations through the runtime on a real SQLite
-store with the scripted model (and the offline planner behind it), asserting on the recorded
-requests with the same estimator the window uses.
+Unit tests of ``core/window.py`` and ``core/summary.py``, then long conversations through the
+runtime on a real SQLite store with the scripted model (and the offline planner behind it),
+asserting on the recorded requests with the same estimator the window uses.
 """
 
 from __future__ import annotations
@@ -12,22 +12,14 @@ import json
 from typing import Any
 
 from tests.core.harness import assert_valid_messages, harness
-from tether.core import memory
-from tether.core.memory import (
-    ELIDED,
-    clip_result,
-    deterministic_summary,
-    estimate_tokens,
-    fold_point,
-    request_tokens,
-    turns,
-    window,
-)
+from tether.core import window as memory
 from tether.core.messages import Fold, ModelReply, ModelRequest
 from tether.core.session import Status
 from tether.core.skills import Skill
+from tether.core.summary import ELIDED, deterministic_summary, fold
 from tether.core.tools import ToolContext, tool
 from tether.core.turn import Limits
+from tether.core.window import clip_result, estimate_tokens, fold_point, request_tokens, turns, window
 from tether.models.planner import PlannerModel
 from tether.models.scripted import ScriptedModel, calls, failure, text
 
@@ -222,7 +214,7 @@ def test_the_planner_answers_a_summary_request_with_the_deterministic_summary() 
 def test_fold_asks_the_model_a_chunk_at_a_time_within_the_budget_and_falls_back_on_failure() -> None:
     msgs = conversation(30, filler=60)[1:]  # about 3000 tokens to fold into a 1000-token budget
     model = ScriptedModel([lambda r: text(f"S{len(r.fold.messages)}"), failure("503"), text("  ")] * 5)  # type: ignore[union-attr]
-    summary = asyncio.run(memory.fold(model, None, msgs, 1000))
+    summary = asyncio.run(fold(model, None, msgs, 1000))
     summaries = model.requests
     assert len(summaries) > 3 and all(r.purpose == "summary" and not r.tools for r in summaries)
     assert all(request_tokens(r.messages) <= 1000 for r in summaries)

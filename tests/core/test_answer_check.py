@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tether.core.answers import check_answer
+from tether.core.answer_check import check_answer
 
 FORM: dict[str, Any] = {
     "kind": "form",
