@@ -46,15 +46,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from w2_peers import W2_PEERS, Loops  # a sibling: the benches run as scripts from bench/
 
 from tether.core.events import RuntimeEvent
 from tether.core.tools import ToolContext
-
-if TYPE_CHECKING:
-    from tether.ops.executor_port import OpExecutor
+from tether.ops.executor_port import OpExecutor
 
 MESSAGE = "[s{}] Please raise the price of item {} by 10 percent."
 WARMUPS = 5
@@ -84,7 +82,7 @@ def erp_create(path: Path) -> None:
     conn.close()
 
 
-class W2Executor:
+class W2Executor(OpExecutor):
     """W2's tool body as an op executor, idempotent on the op id."""
 
     name = "w2"

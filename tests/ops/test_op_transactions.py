@@ -20,6 +20,7 @@ from tether.core.skills import Skill, SkillRegistry
 from tether.core.tools import Interaction, ToolContext, tool
 from tether.errors import Conflict
 from tether.factory import build_runtime
+from tether.ops.executor_port import OpExecutor
 from tether.ops.model import Op, OpOutcome
 from tether.ops.proposal import draft_op, propose_op
 from tether.ops.service import OpService
@@ -38,7 +39,7 @@ SECRET = "erp-token-abcdef-123"
 ALICE = Identity(Owner("alice", "t1"), credential=SECRET)
 
 
-class CountingExecutor:
+class CountingExecutor(OpExecutor):
     name = "count"
 
     def __init__(self) -> None:

@@ -7,15 +7,19 @@ business system already executed returns that first outcome and writes nothing a
 An executor raises ``ToolError`` when the business system cannot be reached or refuses the call;
 it returns an ``OpOutcome`` with status ``failed`` when the op itself failed there.
 
-An executor may also define ``permits(op, who) -> bool``: whether the caller may still act on
-the op (the ERP's: its form is still among the caller's grants). Confirm asks it before the gate;
-an op it refuses is answered 404 and nothing changes.
+Two calls have a default an executor inherits by subclassing the port: ``permits(op, who)``
+(whether the caller may still act on the op — the ERP's: its form is still among the caller's
+grants; confirm, edit and approval ask it first, and an op it refuses is answered 404 with
+nothing changed) and ``revise(op, payload, who)`` (edit before approve; by default an executor
+cannot, and the edit is refused with 409).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
+from tether.core.session import Identity
+from tether.errors import Conflict
 from tether.ops.model import Op, OpOutcome
 
 
@@ -35,3 +39,14 @@ class OpExecutor(Protocol):
         ...
 
     async def cancel(self, op: Op, credential: str | None) -> OpOutcome: ...
+
+    def permits(self, op: Op, who: Identity) -> bool:
+        """Whether ``who`` may still act on ``op``; by default its owner always may."""
+        return True
+
+    async def revise(
+        self, op: Op, payload: dict[str, Any], who: Identity
+    ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+        """Edit before approve: the (payload, diff, base version) of ``op`` with the edited
+        ``payload``, staged in the business system. Raise ``ToolError`` when the values are refused."""
+        raise Conflict("this op's executor cannot edit a proposal")

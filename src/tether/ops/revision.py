@@ -33,11 +33,10 @@ async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dic
     if op.status == "awaiting" and not await _back_to_draft(ops, op_id, who):
         raise Conflict("the op was decided while it was being edited; it can no longer be edited")
     executor = ops.executors.get(op.executor)
-    change = getattr(executor, "revise", None)
-    if change is None:
-        raise Conflict("this op's executor cannot edit a proposal")
+    if executor is None:
+        raise Conflict("this op's executor is not installed; it cannot be edited")
     try:
-        new_payload, diff, base = await change(op, payload, who)
+        new_payload, diff, base = await executor.revise(op, payload, who)
     except ToolError as exc:
         raise InvalidInput(exc.message, field="payload") from None
     now = time.time()

@@ -293,8 +293,8 @@ class OpService(Recording):
     def _permits(self, op: Op, who: Identity) -> bool:
         """The executor's own check that the caller may still act on the op, when it has one (the
         ERP's: the op's form is still among the caller's grants)."""
-        check = getattr(self.executors.get(op.executor), "permits", None)
-        return check is None or bool(check(op, who))
+        executor = self.executors.get(op.executor)
+        return executor is None or executor.permits(op, who)
 
     def _executor(self, op: Op) -> OpExecutor:
         executor = self.executors.get(op.executor)

@@ -14,7 +14,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from tether.pack import Interaction, Op, OpOutcome, Pack, ToolContext, draft_op, propose_op, tool
+from tether.pack import Interaction, Op, OpExecutor, OpOutcome, Pack, ToolContext, draft_op, propose_op, tool
 
 FIELDS: list[dict[str, Any]] = [
     {"column": "customer_id", "label": "客户", "type": "ref", "required": True, "maxLength": 16},
@@ -41,7 +41,7 @@ EXECUTOR = "chat-test"
 BILL = ("qt-1-0007", "QT202611-0007")
 
 
-class ChatTestExecutor:
+class ChatTestExecutor(OpExecutor):
     """The stand-in business system for the test pack's ops (idempotent on the op id)."""
 
     name = EXECUTOR

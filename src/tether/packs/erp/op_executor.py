@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tether.pack import Identity, Op, OpOutcome, ToolError
+from tether.pack import Identity, Op, OpExecutor, OpOutcome, ToolError
 from tether.packs.erp.client import ErpClient
 
 NAME = "erp"
@@ -29,7 +29,7 @@ def outcome_of(answer: dict[str, Any]) -> OpOutcome:
 Revise = Callable[[Op, dict[str, Any], Identity], Awaitable[tuple[dict[str, Any], dict[str, Any], str | None]]]
 
 
-class ErpOpExecutor:
+class ErpOpExecutor(OpExecutor):
     name = NAME
 
     def __init__(self, client: ErpClient, revise: Revise | None = None) -> None:
