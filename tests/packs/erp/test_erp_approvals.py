@@ -109,6 +109,28 @@ def test_a_plain_quotation_needs_no_approval_and_a_discounted_one_does(server: E
         assert held["state"] == "awaiting_approval", held
 
 
+def test_lowering_a_line_price_by_an_update_waits_for_approval_and_writes_nothing(server: ErpServer) -> None:
+    """The attacker's way around the discount rule: a draft quotation at list price, then an update
+    of its line's price to 15 (M0001 lists at 18.5: 18.9 % under). The confirm holds it for a sales
+    manager; the ERP keeps the old price. A lowering within 10 % passes as before."""
+    from tests.packs.erp.test_erp_ops import draft_quotation, record
+
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    with server.client(token, timeout=60) as sales:
+        s, op_id = propose(server, sales, f"把报价单{bill['sBillNo']}的第1行的单价改成15")
+        (line,) = s["pendingInteraction"]["payload"]["lines"]
+        assert line["change"] == "update" and line["listPrice"] == 18.5, line
+        held = sales.post(f"/api/ops/{op_id}/confirm").json()
+        assert held["state"] == "awaiting_approval", held
+        assert held["approval"]["rules"] == ["big-or-discounted-quotation"]
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+        assert record(server, token, "2001", bill["sId"])["details"][0]["unit_price"] == 18.5  # not written
+        assert audit(sales, op_id, server)[-1] == "op.approval_request"
+        _, small = propose(server, sales, f"把报价单{bill['sBillNo']}的第1行的单价改成17")
+        assert sales.post(f"/api/ops/{small}/confirm").json()["state"] == "pending"  # 8.1 %: no approval
+
+
 def test_a_rejection_ends_the_op_with_its_comment_and_later_approvals_are_409(server: ErpServer) -> None:
     admin = server.token("admin")
     before = erp_total(server, admin, "2001")
