@@ -96,6 +96,14 @@ def test_an_update_that_lowers_a_line_price_is_judged_by_the_discount_rule() -> 
     assert needs(update({"line_no": 1, "qty": 6}, under)) == [("approve.sales", 1)]  # keeps 35 % under
 
 
+def test_the_tainted_values_switch_parses_strictly() -> None:
+    assert DEMO.acknowledge_tainted is True
+    assert parse_policy(b"rules: []").acknowledge_tainted is False
+    for bad in (b"acknowledge_tainted: yes please\nrules: []", b"acknowlege_tainted: true\nrules: []"):
+        with pytest.raises(ConfigError):
+            parse_policy(bad)
+
+
 def test_the_demo_policy_on_deletes_and_credit_limits() -> None:
     delete = _op("2002", "delete", {}, {"fields": [{"field": "record", "before": "SO1", "after": None}]})
     assert needs(delete) == [("approve.sales", 1)]

@@ -9,6 +9,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +29,15 @@ from tether.store.audit import SqlAuditLog
 CREDIT = {"form_id": "1001", "op": "update", "record_id": "cus-1-00001"}  # C0001, sales01's customer
 
 
-@pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path, str]]:
+@contextmanager
+def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> Iterator[tuple[str, Path, str]]:
+    """A real server with the demo ERP, a copy of the demo policy and ``model``: (url, policy, database)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     policy = tmp_path / "policy.yaml"
     shutil.copy(DEMO_POLICY, policy)
     monkeypatch.setenv("TETHER_ERP_DATABASE_URL", f"sqlite:///{tmp_path / 'erp.db'}")
     monkeypatch.setenv("TETHER_ERP_SEED_SCALE", "0.3")
-    model = ScriptedModel(
-        [
-            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 880000}})),
-            text("信用额度的修改已处理。"),
-            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 990000}})),
-            text("信用额度的修改已处理。"),
-        ]
-    )
     database = f"sqlite:///{tmp_path / 'tether.db'}"
     settings = create_settings(
         database_url=database,
@@ -64,6 +58,20 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[st
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path, str]]:
+    model = ScriptedModel(
+        [
+            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 880000}})),
+            text("信用额度的修改已处理。"),
+            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 990000}})),
+            text("信用额度的修改已处理。"),
+        ]
+    )
+    with serving(tmp_path, monkeypatch, model) as running:
+        yield running
 
 
 def _token(url: str, user: str) -> str:
