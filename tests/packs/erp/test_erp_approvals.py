@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -348,3 +349,69 @@ def test_two_replicas_approving_at_once_count_once_and_execute_once(tmp_path: Pa
         finally:
             second.stop()
             first.stop()
+
+
+def test_the_requester_confirming_over_ag_ui_gets_the_awaiting_state_and_executes_nothing(server: ErpServer) -> None:
+    """AG-UI's ``resolved`` is the requester's confirm: a matched op waits for its approvers, the
+    run ends at once with ``tether.APPROVAL_AWAITING`` (not after the turn's timeout), resolving
+    again changes nothing, and AG-UI offers no approve: only mgr01's approval executes it."""
+    import secrets
+    import time
+
+    from tests.packs.erp.test_erp_agui import interrupts, run
+
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    thread = f"thread-{secrets.token_hex(6)}"
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        (proposal,) = interrupts(run(sales, thread, BIG_QUOTE))
+        op_id = proposal.metadata["tether"]["payload"]["opId"]
+        for _ in range(2):  # the requester resolves twice: it waits both times
+            started = time.monotonic()
+            events = run(sales, thread, resume=[{"interruptId": proposal.id, "status": "resolved"}])
+            assert time.monotonic() - started < 20  # ended with the state, not the turn's timeout
+            custom = {e.name: e.value for e in events if e.type.value == "CUSTOM"}
+            awaiting = custom["tether.APPROVAL_AWAITING"]
+            assert awaiting["opId"] == op_id and awaiting["state"] == "awaiting_approval", awaiting
+            assert awaiting["approval"]["waitingFor"] == [{"grant": "approve.sales", "count": 1}]
+            assert "tether.OP_RESULT" not in custom
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+        assert erp_total(server, admin, "2001") == before
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 200
+        assert wait_op(sales, op_id, {"done", "failed"})["state"] == "done"
+    assert erp_total(server, admin, "2001") == before + 1
+
+
+def test_over_mcp_the_requester_has_no_confirm_or_approve_and_the_link_waits_for_approval(server: ErpServer) -> None:
+    """MCP proposes (a draft) and offers no confirm or approve tool; a made-up one is refused; the
+    confirm link the proposal carries, followed with the same token, holds the op for approval;
+    that token's approve is 403 (separation of duties)."""
+    import asyncio
+
+    from tests.packs.erp.test_erp_mcp import _with_session, structured
+
+    token = server.token("sales01")
+    line = {"material_id": "M0005", "qty": 40, "unit_price": 2680}
+    args = {"form_id": "2001", "op": "create", "payload": {"customer_id": "C0001", "details": [line]}}
+
+    async def session(s: Any) -> tuple[list[str], Any, Any]:
+        names = [t.name for t in (await s.list_tools()).tools]
+        proposed = await s.call_tool("propose_write", args)
+        made_up = await s.call_tool("approve_op", {"op_id": "x"})
+        return names, proposed, made_up
+
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    names, proposed, made_up = asyncio.run(_with_session(server.url, token, session))
+    assert not [n for n in names if "confirm" in n or "approv" in n], names
+    assert made_up.is_error
+    body = structured(proposed)
+    op_id = body["data"]["opId"]
+    with server.client(token) as sales:
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "draft"
+        assert f"POST /api/ops/{op_id}/confirm" in body["data"]["confirm"]
+        held = sales.post(f"/api/ops/{op_id}/confirm")
+        assert held.status_code == 200 and held.json()["state"] == "awaiting_approval", held.text
+        r = sales.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 403 and "separation of duties" in r.json()["error"], r.text
+    assert erp_total(server, admin, "2001") == before

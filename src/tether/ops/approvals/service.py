@@ -71,6 +71,10 @@ class ApprovalService:
         answer); None lets the confirm go on as it would without a policy."""
         now = time.time()
         op = await self.ops.store.get(op_id, who.owner)
+        if op is not None and op.status == "awaiting" and self.ops._permits(op, who):
+            waiting = await self.store.get(op_id)  # confirmed again: the same answer, with what it waits for
+            if waiting is not None:
+                return self._view(op, waiting, await self._counted(waiting))
         if op is None or op.status != "draft" or op.expire_at <= now or not self.ops._permits(op, who):
             return None
         policy = self.policies.current()
