@@ -6,6 +6,7 @@ ends it (409 after); every step is a row of the audit chain, which still verifie
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -279,29 +280,82 @@ EVERY_DATABASE = [
 ]
 
 
+QUORUM_POLICY = """
+rules:
+  - name: quorum
+    forms: ["2001"]
+    ops: [create]
+    when: [{total_above: 50000}]
+    approvers:
+      - {grant: "2001", count: 2}         # two people holding the quotation form
+      - {grant: approve.finance, count: 1}
+"""
+
+
+def audit_verify(database_url: str) -> str:
+    """``tether audit verify`` on ``database_url``: its output (it must say the chain is intact)."""
+    import subprocess
+    import sys
+
+    cli = [sys.executable, "-m", "tether.cli", "audit", "verify"]
+    env = {**os.environ, "TETHER_DATABASE_URL": database_url}
+    done = subprocess.run(cli, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "audit log intact" in done.stdout, done.stdout + done.stderr
+    return done.stdout
+
+
 @pytest.mark.parametrize("kind", EVERY_DATABASE)
 def test_concurrent_approvals_count_once_each_and_execute_once(kind: str, tmp_path: Path) -> None:
+    """50 approvals at once from five users — mgr01, sales02 and admin (who hold the quotation
+    form), fin02 (finance) and the requester — under a policy asking two form holders and one of
+    finance: the requester's are 403, everyone else counts at most once, fin02 is among them, the
+    op is confirmed once and executes once; then ``tether audit verify`` finds the chain intact."""
+    policy = tmp_path / "quorum.yaml"
+    policy.write_text(QUORUM_POLICY)
     for url in fresh_database(kind, tmp_path):
         env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
-        server = _server(tmp_path, **env).start(timeout=180)
+        server = ErpServer(tmp_path, TETHER_ERP_ME_CACHE_S="1", TETHER_APPROVAL_POLICIES=str(policy), **env)
+        server.start(timeout=180)
         try:
             admin = server.token("admin")
             before = erp_total(server, admin, "2001")
             with server.login("sales01") as sales:
                 _, op_id = propose(server, sales, BIG_QUOTE)
-                assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
-                requester = [server.token("sales01")]
-                approvers = [server.token("mgr01") for _ in range(3)] + [server.token("fin02")] + requester
-                codes = storm(server, approvers, op_id, 30)
-                assert sorted(set(codes)) == [200, 403], codes  # the requester's and fin02's: 403
+                held = sales.post(f"/api/ops/{op_id}/confirm").json()
+                assert held["state"] == "awaiting_approval" and held["approval"]["rules"] == ["quorum"], held
+                users = ["mgr01", "sales02", "admin", "fin02", "sales01"]
+                tokens = [server.token(u) for u in users]
+                codes = storm(server, tokens, op_id, 50)
+                assert sorted(set(codes)) == [200, 403] and codes.count(403) == 10, codes  # the requester's ten
                 done = wait_op(sales, op_id, {"done", "failed"})
                 assert done["state"] == "done" and done["attempts"] == 1, done
-                detail = sales.get(f"/api/approvals/{op_id}").json()["approval"]
-                assert [g["approver"] for g in detail["given"]] == ["mgr01"]
+                given = [g["approver"] for g in sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]]
+                assert len(given) == len(set(given)) and "fin02" in given and "sales01" not in given, given
+                assert len(set(given) & {"mgr01", "sales02", "admin"}) >= 2, given
             assert erp_total(server, admin, "2001") == before + 1
             server.assert_no_server_errors()
         finally:
             server.stop()
+        actions = [str(r["tool_id"]) for r in _audit_rows_of(url if kind != "sqlite" else None, server, op_id)]
+        assert actions.count("op.confirm") == 1 and actions.count("op.execute") == 1, actions
+        assert actions.count("op.approve") == len(given), actions
+        audit_verify(url if kind != "sqlite" else f"sqlite:///{server.workdir / 'var' / 'tether.db'}")
+
+
+def _audit_rows_of(url: str | None, server: ErpServer, op_id: str) -> list[dict[str, Any]]:
+    if url is None:
+        from tests.packs.erp.test_erp_ops import audit_rows
+
+        return audit_rows(server, op_id)
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            query = sa.text("SELECT * FROM audit_log WHERE tool_call_id = :op ORDER BY id")
+            return [dict(r) for r in conn.execute(query, {"op": op_id}).mappings()]
+    finally:
+        engine.dispose()
 
 
 def _both(first: ErpServer, second: ErpServer, tokens: list[str], op_id: str) -> list[int]:
