@@ -15,6 +15,14 @@ prompt at index 0 (user, tool call, tool result, answer = 4).
     .venv/bin/python bench/w2.py --repeat 3 --no-probes   # medians of 3 alternated runs
     .venv/bin/python bench/w2.py --json          # the rows as a JSON list
     .venv/bin/python bench/w2.py --sessions 50 --probe-sessions 10 --no-peers
+    .venv/bin/python bench/w2.py --sessions 10 --no-peers --no-probes   # a quick look, approval row included
+
+The approval row (issue 26, ``approval_timing``; ``--no-approval`` leaves it out): the same
+workload under an approval policy that holds every op — propose, the requester's confirm (held:
+``awaiting_approval``), a manager's approve (``ApprovalService.approve``, as the HTTP route), the
+execution and the answer. Beside W2's figures it gives the approve phase's p50/p95, CPU per
+session and ``commits_added``: the store writer's transactions per session (each one commit, one
+fsync) minus plain W2's. Targets: ≤ 1 commit and ≤ 1 ms p50 added.
 
 The peers (``bench/w2_peers.py``, installed by ``uv sync --group bench``) run the same timing
 workload in the same run, each in a process of its own, so that tether's figures can be read as
@@ -57,6 +65,14 @@ from tether.ops.executor_port import OpExecutor
 MESSAGE = "[s{}] Please raise the price of item {} by 10 percent."
 WARMUPS = 5
 TRANSCRIPT = 4
+APPROVAL_GRANT = "approve.prices"
+APPROVAL_POLICY = f"""rules:
+  - name: every-price
+    forms: [items]
+    ops: [update]
+    approvers:
+      - {{grant: {APPROVAL_GRANT}, count: 1}}
+"""
 
 
 def new_price(i: int) -> float:
@@ -145,8 +161,8 @@ class W2Executor(OpExecutor):
 
 
 class Runner:
-    def __init__(self, state: Path, erp: Path, lease_s: float = 30.0) -> None:
-        self.state, self.erp, self.lease_s = state, erp, lease_s
+    def __init__(self, state: Path, erp: Path, lease_s: float = 30.0, policy: Path | None = None) -> None:
+        self.state, self.erp, self.lease_s, self.policy = state, erp, lease_s, policy
         self.model_calls = 0
 
     async def __aenter__(self) -> Runner:
@@ -203,10 +219,17 @@ class Runner:
         self.ops = self.runtime.ops
         self.owner = Owner("bench", "bench")
         self.identity = Identity(self.owner)
+        if self.policy is not None:  # the approval row: a manager of the same tenant approves each op
+            from tether.ops.approvals.wiring import install_approvals
+
+            self.approvals = install_approvals(self.ops, self.policy)
+            self.approver = Identity(Owner("manager", "bench"), grants=frozenset({APPROVAL_GRANT}))
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.runtime.drain()
+        if self.policy is not None:
+            self.approvals.close()
         self.executor.close()
         await self.store.close()
         self.audit.close()
@@ -267,6 +290,104 @@ async def timing(folder: Path, sessions: int) -> dict[str, Any]:
     if rows != [(1, sessions)] or versions != [(1,)]:
         raise AssertionError(f"executions {rows}, versions {versions}")
     return loops.row(state, sessions)
+
+
+# ---- the approval row: propose → confirm (held) → approve → execute ------------------------------------
+
+
+def count_commits(store: Any) -> list[int]:
+    """A counter of the store writer's transactions (each one commit, one fsync): ``[n]``."""
+    writer, counter = store._writer, [0]
+    attempt = writer._attempt
+
+    def counted(pending: Any) -> Any:
+        counter[0] += 1
+        return attempt(pending)
+
+    writer._attempt = counted
+    return counter
+
+
+async def _plain_commits(r: Runner, ids: range) -> float:
+    """Durable commits per session of W2 as it is (propose, confirm → execute → answer)."""
+    counter = count_commits(r.store)
+    for i in ids:
+        await r.approve(*await r.propose(i))
+    return counter[0] / len(ids)
+
+
+async def approval_timing(folder: Path, sessions: int) -> dict[str, Any]:
+    """The approval row: the requester's confirm holds each op (an approval policy matches every
+    op); the manager's approve — ``ApprovalService.approve``, as ``POST /api/approvals/{opId}/approve``
+    — passes the gate, the op executes and the session answers. ``approve_p50_us`` is the
+    approve phase (to the answer), ``commits_added`` the durable commits an approval adds to W2's."""
+    import resource
+
+    state, erp, policy = folder / "state.db", folder / "erp.db", folder / "policy.yaml"
+    erp_create(erp)
+    policy.write_text(APPROVAL_POLICY)
+    async with Runner(folder / "plain.db", erp) as plain:
+        plain_commits = await _plain_commits(plain, range(-WARMUPS, 0))
+    erp_create(folder / "erp2.db")
+    async with Runner(state, folder / "erp2.db", policy=policy) as r:
+        for i in range(-WARMUPS, 0):  # warm-ups
+            sid, op_id = await r.propose(i)
+            await r.ops.confirm(op_id, r.identity)
+            await _approved(r, sid, op_id)
+        counter = count_commits(r.store)
+        confirm_us, approve_us, commits = [], [], 0
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        for i in range(sessions):
+            sid, op_id = await r.propose(i)
+            t = time.perf_counter()
+            held = await r.ops.confirm(op_id, r.identity)
+            confirm_us.append((time.perf_counter() - t) * 1e6)
+            if held["state"] != "awaiting_approval":
+                raise AssertionError(f"the confirm was not held: {held['state']}")
+            before = counter[0]
+            t = time.perf_counter()
+            answer = await _approved(r, sid, op_id)
+            approve_us.append((time.perf_counter() - t) * 1e6)
+            commits += counter[0] - before
+            if answer != "Done.":
+                raise AssertionError(f"approve answered {answer!r}")
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        approval_commits = counter[0] / sessions
+    check = erp_connect(folder / "erp2.db")
+    rows = check.execute("SELECT n, COUNT(*) FROM executions WHERE item_id >= 0 GROUP BY n").fetchall()
+    check.close()
+    if rows != [(1, sessions)]:
+        raise AssertionError(f"executions {rows}")
+    return {
+        "framework": "tether+approval",
+        "sessions": sessions,
+        "confirm_held_p50_us": round(statistics.median(confirm_us)),
+        "approve_p50_us": round(statistics.median(approve_us)),
+        "approve_p95_us": round(sorted(approve_us)[int(0.95 * (len(approve_us) - 1))]),
+        "cpu_us_per_session": round((cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) * 1e6 / sessions),
+        "commits_per_session": round(approval_commits, 2),
+        "commits_added": round(approval_commits - plain_commits, 2),
+        "approve_phase_commits": round(commits / sessions, 2),
+    }
+
+
+async def _approved(r: Runner, session_id: str, op_id: str) -> str:
+    """The approver's request and the answer the requester's session gets (as ``Runner.approve``)."""
+    from tether.bus import Subscription
+
+    events = r.runtime.deps.bus.subscribe(session_id)
+    assert isinstance(events, Subscription)
+    try:
+        await r.approvals.approve(op_id, r.approver)
+        await r.runtime.drain()
+        answer = None
+        while not events.queue.empty():
+            e = events.queue.get_nowait()
+            if isinstance(e, RuntimeEvent) and e.type == "ASSISTANT_MESSAGE":
+                answer = e.data["content"]
+    finally:
+        events.close()
+    return str(answer)
 
 
 # ---- the probes: each phase in its own process -------------------------------------------------------
@@ -489,6 +610,22 @@ def print_report(rows: list[dict[str, Any]], floor_us: float, probe_rows: list[d
         )
 
 
+def print_approval(a: dict[str, Any], tether: dict[str, Any]) -> None:
+    """The approval row beside W2's: its approve phase and CPU against W2's, and what it adds."""
+    print("with an approval policy (issue 26): propose → confirm (held) → approve → execute → answer")
+    print(
+        f"  confirm held p50 {a['confirm_held_p50_us']:,} µs; approve p50/p95 {a['approve_p50_us']:,} / "
+        f"{a['approve_p95_us']:,} µs (W2's approve {tether['approve_p50_us']:,}); CPU {a['cpu_us_per_session']:,} "
+        f"µs/session (W2's {tether['cpu_us_per_session']:,})"
+    )
+    added_us = a["approve_p50_us"] - tether["approve_p50_us"]
+    print(
+        f"  targets: an approval adds {a['commits_added']} durable commits (≤ 1: "
+        f"{'met' if a['commits_added'] <= 1 else 'missed'}) and {added_us:,} µs to the approve p50 (≤ 1,000: "
+        f"{'met' if added_us <= 1000 else 'missed'})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=200)
@@ -497,6 +634,7 @@ def main() -> int:
     parser.add_argument("--no-probes", action="store_true")
     parser.add_argument("--no-peers", action="store_true", help="tether only (the peers need uv sync --group bench)")
     parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    parser.add_argument("--no-approval", action="store_true", help="leave out the approval row")
     args = parser.parse_args()
     from w1 import commit_floor
 
@@ -510,14 +648,22 @@ def main() -> int:
             run = [{"framework": "tether", **asyncio.run(timing(root / f"timing-{n}", args.sessions))}]
             runs.append(run + ([] if args.no_peers else run_peers(root, args.sessions)))
         rows = median_rows(runs)
+        approval_rows = []
+        if not args.no_approval:
+            (root / "approval").mkdir()
+            settle()
+            approval_rows.append(asyncio.run(approval_timing(root / "approval", args.sessions)))
         probe_rows = []
         if not args.no_probes:
             for name, p in probes(root, args.probe_sessions).items():
                 probe_rows.append({"framework": "tether", "probe": name.split("_")[0], **p})
     if args.json:
-        print(json.dumps([{**r, "commit_floor_us": round(floor_us)} for r in rows] + probe_rows, ensure_ascii=False))
+        out = [{**r, "commit_floor_us": round(floor_us)} for r in rows] + approval_rows + probe_rows
+        print(json.dumps(out, ensure_ascii=False))
         return 0
     print_report(rows, floor_us, probe_rows)
+    for a in approval_rows:
+        print_approval(a, next(r for r in rows if r["framework"] == "tether"))
     return 0
 
 

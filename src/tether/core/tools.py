@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -58,6 +58,8 @@ class ToolContext:
     ops: OpQueue | None = None  # the op queue a proposing tool records its draft in (none outside a session)
     # what an audited tool adds to its audit row (e.g. the SQL as run, a row count); no secrets
     audit_notes: dict[str, Any] = field(default_factory=dict)
+    # the session's messages so far, read-only: a proposal marks values copied from tool results' free text
+    transcript: Sequence[dict[str, Any]] = ()
 
     async def async_job(self) -> JobTicket:
         if self.issue_job is None:

@@ -360,6 +360,7 @@ class Turn:
             self.credential,
             issue_job,
             ops=self.ops,
+            transcript=s.transcript,
         )
 
     async def finish(self, step: NextStep) -> NextStep:

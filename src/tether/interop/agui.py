@@ -198,6 +198,11 @@ class Translator:
                 self.failed = str(d.get("reason") or "the turn failed")
         return []
 
+    def awaiting(self, views: list[dict[str, Any]]) -> list[BaseEvent]:
+        """Confirmed ops an approval policy holds (``tether.APPROVAL_AWAITING``: the op's view with
+        what it waits for); their outcome arrives later, on the thread's next run or the op's read."""
+        return [*self._close(), *(CustomEvent(name="tether.APPROVAL_AWAITING", value=v) for v in views)]
+
     def end(self, s: AgentSession, error: str | None = None) -> list[BaseEvent]:
         out: list[BaseEvent] = [*self._close(), StateSnapshotEvent(snapshot=snapshot(s))]
         reason = error or self.failed

@@ -14,6 +14,7 @@ from tether.core.ports import OpQueue
 from tether.core.tools import ToolContext
 from tether.errors import ToolError
 from tether.ops.model import Op, new_op_id
+from tether.ops.taint import mark_tainted
 
 
 def _service(ctx: ToolContext) -> OpQueue:
@@ -26,7 +27,12 @@ def _service(ctx: ToolContext) -> OpQueue:
 def draft_op(
     ctx: ToolContext, *, executor: str, op_type: str, form_id: str, payload: dict[str, Any], **fields: Any
 ) -> Op:
+    """The draft op of a proposal. Each value of ``diff`` the model copied from free text of a tool
+    result in this session is marked there, in place, with where it came from (``tainted``): the
+    proposal the tool shows, built from the same diff entries, carries the marks too."""
     service = _service(ctx)
+    if isinstance(fields.get("diff"), dict):
+        mark_tainted(fields["diff"], ctx.transcript)
     now = time.time()
     return Op(
         op_id=new_op_id(),

@@ -131,18 +131,20 @@ class OpService(Recording):
             ops = [op for op in ops if status is None or op.status == status]
         return [op.view() for op in ops]
 
-    async def confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
+    async def confirm(self, op_id: str, who: Identity, *, acknowledged: bool = False) -> dict[str, Any]:
+        """``acknowledged``: the person ticked off the values marked tainted in the diff (asked for
+        when the approval policy says ``acknowledge_tainted``)."""
         attributes = {"tether.op.id": op_id, "enduser.id": who.owner.user_id, "tether.tenant": who.owner.tenant}
         with self.telemetry.span(OP_CONFIRM, attributes) as span:
-            view = await self._confirm(op_id, who)
+            view = await self._confirm(op_id, who, acknowledged)
             span.set("tether.op.status", str(view.get("status")))
             if view.get("sessionId"):
                 span.set("tether.session.id", str(view["sessionId"]))
             return view
 
-    async def _confirm(self, op_id: str, who: Identity) -> dict[str, Any]:
+    async def _confirm(self, op_id: str, who: Identity, acknowledged: bool) -> dict[str, Any]:
         if self.approvals is not None:  # a draft a policy rule matches waits for its approvers instead
-            held: dict[str, Any] | None = await self.approvals.hold(op_id, who)
+            held: dict[str, Any] | None = await self.approvals.hold(op_id, who, acknowledged)
             if held is not None:
                 return held
         now = time.time()

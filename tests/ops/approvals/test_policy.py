@@ -64,6 +64,46 @@ def test_the_demo_policy_on_quotations() -> None:
     assert needs(quotation(("M0005", 18, 2680, 2680))) is None  # 48,240 元
 
 
+def test_an_update_that_lowers_a_line_price_is_judged_by_the_discount_rule() -> None:
+    """An update's changed lines as ``merge_lines`` diffs them (with the list price the pack adds):
+    a price lowered more than 10 % under list matches, as a new line would; so does a line whose
+    quantity changes while it keeps a price that far under; a price at list does not."""
+    from tether.packs.erp.diff import merge_lines
+
+    config = {
+        "detail": {
+            "fields": [
+                {"column": "material_id", "label": "物料", "type": "ref", "ref": "1003"},
+                {"column": "qty", "label": "数量", "type": "number"},
+                {"column": "unit_price", "label": "单价", "type": "number"},
+            ]
+        }
+    }
+    current = [{"line_no": 1, "material_id": "m1", "qty": 5, "unit_price": 18.5}]
+
+    def update(wanted: dict[str, Any], current: list[dict[str, Any]] = current) -> Op:
+        merged, lines, problems = merge_lines(config, current, [wanted], {})
+        assert problems == [] and lines
+        for line in lines:
+            assert line["materialId"] == "m1"
+            line["listPrice"] = 18.5  # what list_prices_of_changed reads from the material
+        return _op("2001", "update", {"details": merged}, {"fields": [], "lines": lines})
+
+    assert needs(update({"line_no": 1, "unit_price": 15})) == [("approve.sales", 1)]  # 18.9 % under
+    assert needs(update({"line_no": 1, "unit_price": 17})) is None  # 8.1 % under
+    assert needs(update({"line_no": 1, "qty": 6})) is None  # the price stays at list
+    under = [{**current[0], "unit_price": 12}]
+    assert needs(update({"line_no": 1, "qty": 6}, under)) == [("approve.sales", 1)]  # keeps 35 % under
+
+
+def test_the_tainted_values_switch_parses_strictly() -> None:
+    assert DEMO.acknowledge_tainted is True
+    assert parse_policy(b"rules: []").acknowledge_tainted is False
+    for bad in (b"acknowledge_tainted: yes please\nrules: []", b"acknowlege_tainted: true\nrules: []"):
+        with pytest.raises(ConfigError):
+            parse_policy(bad)
+
+
 def test_the_demo_policy_on_deletes_and_credit_limits() -> None:
     delete = _op("2002", "delete", {}, {"fields": [{"field": "record", "before": "SO1", "after": None}]})
     assert needs(delete) == [("approve.sales", 1)]

@@ -6,9 +6,11 @@ ends it (409 after); every step is a row of the audit chain, which still verifie
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -107,6 +109,28 @@ def test_a_plain_quotation_needs_no_approval_and_a_discounted_one_does(server: E
         _, cheap = propose(server, sales, CHEAP_QUOTE)
         held = sales.post(f"/api/ops/{cheap}/confirm").json()
         assert held["state"] == "awaiting_approval", held
+
+
+def test_lowering_a_line_price_by_an_update_waits_for_approval_and_writes_nothing(server: ErpServer) -> None:
+    """The attacker's way around the discount rule: a draft quotation at list price, then an update
+    of its line's price to 15 (M0001 lists at 18.5: 18.9 % under). The confirm holds it for a sales
+    manager; the ERP keeps the old price. A lowering within 10 % passes as before."""
+    from tests.packs.erp.test_erp_ops import draft_quotation, record
+
+    token = server.token("sales01")
+    bill = draft_quotation(server, token)
+    with server.client(token, timeout=60) as sales:
+        s, op_id = propose(server, sales, f"把报价单{bill['sBillNo']}的第1行的单价改成15")
+        (line,) = s["pendingInteraction"]["payload"]["lines"]
+        assert line["change"] == "update" and line["listPrice"] == 18.5, line
+        held = sales.post(f"/api/ops/{op_id}/confirm").json()
+        assert held["state"] == "awaiting_approval", held
+        assert held["approval"]["rules"] == ["big-or-discounted-quotation"]
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+        assert record(server, token, "2001", bill["sId"])["details"][0]["unit_price"] == 18.5  # not written
+        assert audit(sales, op_id, server)[-1] == "op.approval_request"
+        _, small = propose(server, sales, f"把报价单{bill['sBillNo']}的第1行的单价改成17")
+        assert sales.post(f"/api/ops/{small}/confirm").json()["state"] == "pending"  # 8.1 %: no approval
 
 
 def test_a_rejection_ends_the_op_with_its_comment_and_later_approvals_are_409(server: ErpServer) -> None:
@@ -256,29 +280,82 @@ EVERY_DATABASE = [
 ]
 
 
+QUORUM_POLICY = """
+rules:
+  - name: quorum
+    forms: ["2001"]
+    ops: [create]
+    when: [{total_above: 50000}]
+    approvers:
+      - {grant: "2001", count: 2}         # two people holding the quotation form
+      - {grant: approve.finance, count: 1}
+"""
+
+
+def audit_verify(database_url: str) -> str:
+    """``tether audit verify`` on ``database_url``: its output (it must say the chain is intact)."""
+    import subprocess
+    import sys
+
+    cli = [sys.executable, "-m", "tether.cli", "audit", "verify"]
+    env = {**os.environ, "TETHER_DATABASE_URL": database_url}
+    done = subprocess.run(cli, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "audit log intact" in done.stdout, done.stdout + done.stderr
+    return done.stdout
+
+
 @pytest.mark.parametrize("kind", EVERY_DATABASE)
 def test_concurrent_approvals_count_once_each_and_execute_once(kind: str, tmp_path: Path) -> None:
+    """50 approvals at once from five users — mgr01, sales02 and admin (who hold the quotation
+    form), fin02 (finance) and the requester — under a policy asking two form holders and one of
+    finance: the requester's are 403, everyone else counts at most once, fin02 is among them, the
+    op is confirmed once and executes once; then ``tether audit verify`` finds the chain intact."""
+    policy = tmp_path / "quorum.yaml"
+    policy.write_text(QUORUM_POLICY)
     for url in fresh_database(kind, tmp_path):
         env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
-        server = _server(tmp_path, **env).start(timeout=180)
+        server = ErpServer(tmp_path, TETHER_ERP_ME_CACHE_S="1", TETHER_APPROVAL_POLICIES=str(policy), **env)
+        server.start(timeout=180)
         try:
             admin = server.token("admin")
             before = erp_total(server, admin, "2001")
             with server.login("sales01") as sales:
                 _, op_id = propose(server, sales, BIG_QUOTE)
-                assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
-                requester = [server.token("sales01")]
-                approvers = [server.token("mgr01") for _ in range(3)] + [server.token("fin02")] + requester
-                codes = storm(server, approvers, op_id, 30)
-                assert sorted(set(codes)) == [200, 403], codes  # the requester's and fin02's: 403
+                held = sales.post(f"/api/ops/{op_id}/confirm").json()
+                assert held["state"] == "awaiting_approval" and held["approval"]["rules"] == ["quorum"], held
+                users = ["mgr01", "sales02", "admin", "fin02", "sales01"]
+                tokens = [server.token(u) for u in users]
+                codes = storm(server, tokens, op_id, 50)
+                assert sorted(set(codes)) == [200, 403] and codes.count(403) == 10, codes  # the requester's ten
                 done = wait_op(sales, op_id, {"done", "failed"})
                 assert done["state"] == "done" and done["attempts"] == 1, done
-                detail = sales.get(f"/api/approvals/{op_id}").json()["approval"]
-                assert [g["approver"] for g in detail["given"]] == ["mgr01"]
+                given = [g["approver"] for g in sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]]
+                assert len(given) == len(set(given)) and "fin02" in given and "sales01" not in given, given
+                assert len(set(given) & {"mgr01", "sales02", "admin"}) >= 2, given
             assert erp_total(server, admin, "2001") == before + 1
             server.assert_no_server_errors()
         finally:
             server.stop()
+        actions = [str(r["tool_id"]) for r in _audit_rows_of(url if kind != "sqlite" else None, server, op_id)]
+        assert actions.count("op.confirm") == 1 and actions.count("op.execute") == 1, actions
+        assert actions.count("op.approve") == len(given), actions
+        audit_verify(url if kind != "sqlite" else f"sqlite:///{server.workdir / 'var' / 'tether.db'}")
+
+
+def _audit_rows_of(url: str | None, server: ErpServer, op_id: str) -> list[dict[str, Any]]:
+    if url is None:
+        from tests.packs.erp.test_erp_ops import audit_rows
+
+        return audit_rows(server, op_id)
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            query = sa.text("SELECT * FROM audit_log WHERE tool_call_id = :op ORDER BY id")
+            return [dict(r) for r in conn.execute(query, {"op": op_id}).mappings()]
+    finally:
+        engine.dispose()
 
 
 def _both(first: ErpServer, second: ErpServer, tokens: list[str], op_id: str) -> list[int]:
@@ -326,3 +403,69 @@ def test_two_replicas_approving_at_once_count_once_and_execute_once(tmp_path: Pa
         finally:
             second.stop()
             first.stop()
+
+
+def test_the_requester_confirming_over_ag_ui_gets_the_awaiting_state_and_executes_nothing(server: ErpServer) -> None:
+    """AG-UI's ``resolved`` is the requester's confirm: a matched op waits for its approvers, the
+    run ends at once with ``tether.APPROVAL_AWAITING`` (not after the turn's timeout), resolving
+    again changes nothing, and AG-UI offers no approve: only mgr01's approval executes it."""
+    import secrets
+    import time
+
+    from tests.packs.erp.test_erp_agui import interrupts, run
+
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    thread = f"thread-{secrets.token_hex(6)}"
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        (proposal,) = interrupts(run(sales, thread, BIG_QUOTE))
+        op_id = proposal.metadata["tether"]["payload"]["opId"]
+        for _ in range(2):  # the requester resolves twice: it waits both times
+            started = time.monotonic()
+            events = run(sales, thread, resume=[{"interruptId": proposal.id, "status": "resolved"}])
+            assert time.monotonic() - started < 20  # ended with the state, not the turn's timeout
+            custom = {e.name: e.value for e in events if e.type.value == "CUSTOM"}
+            awaiting = custom["tether.APPROVAL_AWAITING"]
+            assert awaiting["opId"] == op_id and awaiting["state"] == "awaiting_approval", awaiting
+            assert awaiting["approval"]["waitingFor"] == [{"grant": "approve.sales", "count": 1}]
+            assert "tether.OP_RESULT" not in custom
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+        assert erp_total(server, admin, "2001") == before
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 200
+        assert wait_op(sales, op_id, {"done", "failed"})["state"] == "done"
+    assert erp_total(server, admin, "2001") == before + 1
+
+
+def test_over_mcp_the_requester_has_no_confirm_or_approve_and_the_link_waits_for_approval(server: ErpServer) -> None:
+    """MCP proposes (a draft) and offers no confirm or approve tool; a made-up one is refused; the
+    confirm link the proposal carries, followed with the same token, holds the op for approval;
+    that token's approve is 403 (separation of duties)."""
+    import asyncio
+
+    from tests.packs.erp.test_erp_mcp import _with_session, structured
+
+    token = server.token("sales01")
+    line = {"material_id": "M0005", "qty": 40, "unit_price": 2680}
+    args = {"form_id": "2001", "op": "create", "payload": {"customer_id": "C0001", "details": [line]}}
+
+    async def session(s: Any) -> tuple[list[str], Any, Any]:
+        names = [t.name for t in (await s.list_tools()).tools]
+        proposed = await s.call_tool("propose_write", args)
+        made_up = await s.call_tool("approve_op", {"op_id": "x"})
+        return names, proposed, made_up
+
+    admin = server.token("admin")
+    before = erp_total(server, admin, "2001")
+    names, proposed, made_up = asyncio.run(_with_session(server.url, token, session))
+    assert not [n for n in names if "confirm" in n or "approv" in n], names
+    assert made_up.is_error
+    body = structured(proposed)
+    op_id = body["data"]["opId"]
+    with server.client(token) as sales:
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "draft"
+        assert f"POST /api/ops/{op_id}/confirm" in body["data"]["confirm"]
+        held = sales.post(f"/api/ops/{op_id}/confirm")
+        assert held.status_code == 200 and held.json()["state"] == "awaiting_approval", held.text
+        r = sales.post(f"/api/approvals/{op_id}/approve")
+        assert r.status_code == 403 and "separation of duties" in r.json()["error"], r.text
+    assert erp_total(server, admin, "2001") == before

@@ -9,6 +9,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +29,15 @@ from tether.store.audit import SqlAuditLog
 CREDIT = {"form_id": "1001", "op": "update", "record_id": "cus-1-00001"}  # C0001, sales01's customer
 
 
-@pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path, str]]:
+@contextmanager
+def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: ScriptedModel) -> Iterator[tuple[str, Path, str]]:
+    """A real server with the demo ERP, a copy of the demo policy and ``model``: (url, policy, database)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     policy = tmp_path / "policy.yaml"
     shutil.copy(DEMO_POLICY, policy)
     monkeypatch.setenv("TETHER_ERP_DATABASE_URL", f"sqlite:///{tmp_path / 'erp.db'}")
     monkeypatch.setenv("TETHER_ERP_SEED_SCALE", "0.3")
-    model = ScriptedModel(
-        [
-            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 880000}})),
-            text("信用额度的修改已处理。"),
-            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 990000}})),
-            text("信用额度的修改已处理。"),
-        ]
-    )
     database = f"sqlite:///{tmp_path / 'tether.db'}"
     settings = create_settings(
         database_url=database,
@@ -64,6 +58,20 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[st
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path, str]]:
+    model = ScriptedModel(
+        [
+            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 880000}})),
+            text("信用额度的修改已处理。"),
+            calls(("propose_write", {**CREDIT, "payload": {"credit_limit": 990000}})),
+            text("信用额度的修改已处理。"),
+        ]
+    )
+    with serving(tmp_path, monkeypatch, model) as running:
+        yield running
 
 
 def _token(url: str, user: str) -> str:
@@ -146,3 +154,61 @@ def test_two_grants_both_needed_a_policy_change_voids_and_concurrent_approvals_c
     finally:
         log.close()
     assert actions.count("op.approve") == 2 and actions.count("op.confirm") == 1, actions
+
+
+def test_the_chain_continues_after_the_approval_with_a_generated_sales_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request, two steps: a 107,200 元 quotation (it waits for mgr01), then the sales order
+    generated from it. The model's second step runs only once the approval executed the
+    quotation — it reads the new bill's id from the outcome the session received — and the
+    chained order is generated from that quotation; the audit chain verifies after all of it."""
+    import json
+    import re
+
+    from tether.core.messages import ModelReply, ModelRequest
+
+    line = {"material_id": "M0005", "qty": 40, "unit_price": 2680}
+    quote = {"form_id": "2001", "op": "create", "payload": {"customer_id": "C0001", "details": [line]}}
+
+    def generate(request: ModelRequest) -> ModelReply:
+        outcome = next(m for m in reversed(request.messages) if m.get("role") == "tool" and "billId" in str(m))
+        bill = re.search(r'"billId":\s*"([^"]+)"', str(outcome["content"]))
+        assert bill is not None, outcome
+        ref = {"formId": "2001", "billId": bill[1]}
+        return calls(("propose_write", {"form_id": "2002", "op": "generate", "source_ref": ref}))
+
+    model = ScriptedModel([calls(("propose_write", quote)), generate, text("销售订单已生成。")])
+    with serving(tmp_path, monkeypatch, model) as (url, _policy, database):
+        sales, mgr = _token(url, "sales01"), _token(url, "mgr01")
+        with _client(url, sales) as c, _client(url, mgr) as m:
+            s = c.post("/api/agent/sessions", json={"message": "给C0001报价M0005 40台，然后生成销售订单"}).json()
+            assert s["status"] == "WAITING_CONFIRMATION", str(s["transcript"][-3:])[-1500:]
+            quote_op = str(s["pendingInteraction"]["payload"]["opId"])
+            assert c.post(f"/api/ops/{quote_op}/confirm").json()["state"] == "awaiting_approval"
+            assert model.remaining == 2  # nothing chained while the quotation waits
+            assert m.post(f"/api/approvals/{quote_op}/approve").status_code == 200
+            deadline = time.monotonic() + 30
+            while True:  # the session resumes with the quotation's outcome and proposes the next step
+                s = c.get(f"/api/agent/sessions/{s['sessionId']}").json()
+                pending = s.get("pendingInteraction") or {}
+                if pending.get("kind") == "proposal" and pending["payload"]["opId"] != quote_op:
+                    break
+                assert time.monotonic() < deadline, s["status"]
+                time.sleep(0.1)
+            quoted = c.get(f"/api/ops/{quote_op}").json()
+            assert quoted["state"] == "done", quoted
+            order_op = str(pending["payload"]["opId"])
+            assert pending["payload"]["op"] == "generate" and quoted["billNo"] in json.dumps(pending["payload"])
+            confirmed = c.post(f"/api/ops/{order_op}/confirm").json()
+            assert confirmed["state"] in ("processing", "done"), confirmed  # no rule matches a generated order
+            ended = _ended(c, s["sessionId"])
+            order = c.get(f"/api/ops/{order_op}").json()
+            assert order["state"] == "done" and order["formId"] == "2002", order
+            assert "销售订单已生成" in str(ended["transcript"][-1])
+    model.assert_consumed()
+    log = SqlAuditLog(database)
+    try:
+        assert log.verify() is None
+    finally:
+        log.close()

@@ -78,9 +78,12 @@ def _spawn(services: Services, work: Awaitable[Any]) -> asyncio.Task[Any]:
     return asyncio.get_running_loop().create_task(run())
 
 
-async def _resume(services: Services, who: Identity, s: AgentSession, run: RunAgentInput) -> None:
+async def _resume(services: Services, who: Identity, s: AgentSession, run: RunAgentInput) -> list[dict[str, Any]]:
     """Each resume entry answers the pending interaction with its id: a question or form with the
-    payload, a proposal by confirming (``resolved``) or cancelling (``cancelled``) its op."""
+    payload, a proposal by confirming (``resolved``; ``payload.acknowledgeTainted`` ticks off its
+    tainted values) or cancelling (``cancelled``) its op. -> the confirms an approval policy held:
+    their ops wait for approvers (docs/approvals.md), so the run ends with that state."""
+    held: list[dict[str, Any]] = []
     pending = {e["interactionId"]: e for e in s.pending_entries()}
     for entry in run.resume or []:
         target = pending.get(entry.interrupt_id)
@@ -89,7 +92,10 @@ async def _resume(services: Services, who: Identity, s: AgentSession, run: RunAg
         if target["kind"] == "proposal":
             op_id = str(target["payload"]["opId"])
             if entry.status == "resolved":
-                await services.ops.confirm(op_id, who)
+                ack = isinstance(entry.payload, dict) and entry.payload.get("acknowledgeTainted") is True
+                view = await services.ops.confirm(op_id, who, acknowledged=ack)
+                if view.get("state") == "awaiting_approval":
+                    held.append(view)
             else:
                 await services.ops.cancel(op_id, who)
             continue
@@ -97,6 +103,7 @@ async def _resume(services: Services, who: Identity, s: AgentSession, run: RunAg
             raise InvalidInput("a question or form is answered, not cancelled: send a new message", field="resume")
         answer = answer_of(target["kind"], entry.payload)
         await services.runtime.complete_interaction(s.session_id, who, entry.interrupt_id, answer)
+    return held
 
 
 async def _stream(
@@ -133,6 +140,11 @@ async def _stream(
                     error = (
                         failure.message if isinstance(failure, TetherError) else "the resume failed; see the server log"
                     )
+                    break
+                held = action.result()
+                if held:  # the approvers decide later: the run ends saying what it waits for
+                    for out in t.awaiting(held):
+                        yield encoder.encode(out)
                     break
                 s = await services.store.load(thread_id, who.owner)
                 if s.status is not Status.RUNNING and not batch and _settled(s):

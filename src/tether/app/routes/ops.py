@@ -16,15 +16,24 @@ from tether.ops.revision import revise
 router = APIRouter(prefix="/api/ops", tags=["ops"])
 
 
+class Confirm(BaseModel):
+    acknowledge_tainted: bool = Field(
+        False,
+        alias="acknowledgeTainted",
+        description="the person checked the values marked tainted in the diff (copied from text read in the session)",
+    )
+
+
 @router.post(
     "/{op_id}/confirm",
     summary="Confirm a write proposal",
     description="draft or failed: executes (auto ops answer state=processing at once; the outcome follows "
     "as OP_RESULT) or validates (manual ops: state=pending with a prefill link). Already confirmed, "
-    "executing or executed: the state, nothing executed again. Cancelled or expired: 409.",
+    "executing or executed: the state, nothing executed again. Cancelled or expired: 409. A diff with values "
+    "marked tainted, under a policy that asks for it: 409 unless the body says acknowledgeTainted: true.",
 )
-async def confirm(op_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    return await services.ops.confirm(op_id, who)
+async def confirm(op_id: str, services: ServicesDep, who: IdentityDep, body: Confirm | None = None) -> dict[str, Any]:
+    return await services.ops.confirm(op_id, who, acknowledged=body is not None and body.acknowledge_tainted)
 
 
 class Edit(BaseModel):

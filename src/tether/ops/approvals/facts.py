@@ -1,6 +1,7 @@
 """What a policy can ask about an op, read from the op as proposed: its form and type, the bill's
 total (the lines' qty × unit price), each line's amount and discount against its material's list
-price (where the proposal carried the list price: ``listPrice`` on a diff line), the master fields
+price (where the proposal carried the list price: ``listPrice`` on a diff line, new or updated;
+the price is the line's new ``unit_price``, else the ``unitPrice`` it keeps), the master fields
 it changes, and the target record's status when proposed (``targetStatus`` in the diff).
 Pure: it reads the op, never the business system."""
 
@@ -58,7 +59,10 @@ def facts_of(op: Op) -> ProposalFacts:
     for line in op.diff.get("lines") or []:
         if not isinstance(line, dict):
             continue
-        listed, price = _number(line.get("listPrice")), _number(_after(line, "unit_price"))
+        price = _number(_after(line, "unit_price"))
+        if price is None:  # a changed line whose price stays: judged by the price it keeps
+            price = _number(line.get("unitPrice"))
+        listed = _number(line.get("listPrice"))
         if listed and price is not None and listed > 0:
             discounts.append(round((listed - price) / listed * 100, 4))
     changed = frozenset(str(f.get("field")) for f in op.diff.get("fields") or [] if isinstance(f, dict))

@@ -22,6 +22,10 @@ the proposal knows the list price), ``fields_changed`` (any of these master fiel
 ``target_status`` (the record's status when proposed, one of these). A rule without ``when``
 matches every op of its forms and types.
 
+``acknowledge_tainted: true`` (top level): a confirm of a proposal holding a value the model copied
+from free text it read (``tainted`` in the diff, ``ops/taint.py``) must say the person checked it
+(``acknowledgeTainted``); without it the confirm is refused (409) naming the values.
+
 The policy's version is the SHA-256 of the file's bytes; a rule's own hash (its canonical JSON)
 goes into an op's fingerprint, so editing another rule voids nothing. This module is pure: it
 parses and matches, it reads no database and no business system.
@@ -91,6 +95,7 @@ class Requirement:
 class Policy:
     version: str
     rules: tuple[Rule, ...]
+    acknowledge_tainted: bool = False  # the confirmer must tick off values copied from free text (ops/taint.py)
 
     def requirement(self, facts: ProposalFacts) -> Requirement | None:
         """What ``facts`` needs, or None when no rule matches."""
@@ -199,8 +204,14 @@ def parse_policy(text: bytes) -> Policy:
         raise ConfigError(f"the approval policy file does not parse: {exc}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list):
         raise ConfigError("the approval policy file must be a mapping with a list under 'rules'")
+    unknown = set(raw) - {"rules", "acknowledge_tainted"}
+    if unknown:
+        raise ConfigError(f"the approval policy file: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    acknowledge = raw.get("acknowledge_tainted", False)
+    if not isinstance(acknowledge, bool):
+        raise ConfigError("acknowledge_tainted: must be true or false")
     rules = tuple(_rule(r, n) for n, r in enumerate(raw["rules"]))
     names = [r.name for r in rules]
     if len(set(names)) != len(names):
         raise ConfigError("the approval policy's rule names must be distinct")
-    return Policy(hashlib.sha256(text).hexdigest(), rules)
+    return Policy(hashlib.sha256(text).hexdigest(), rules, acknowledge)

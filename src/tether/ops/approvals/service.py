@@ -38,6 +38,7 @@ from tether.ops.approvals.source import PolicySource
 from tether.ops.approvals.store import ApprovalRequest, ApprovalStore
 from tether.ops.model import Op
 from tether.ops.service import OpService
+from tether.ops.taint import refuse_unacknowledged
 from tether.store.writer import Write
 
 log = logging.getLogger("tether.approvals")
@@ -64,14 +65,21 @@ class ApprovalService:
 
     # ---- the requester's confirm ---------------------------------------------------------------------
 
-    async def hold(self, op_id: str, who: Identity) -> dict[str, Any] | None:
-        """The confirm's first step: a draft a rule matches waits for approval (its view is the
+    async def hold(self, op_id: str, who: Identity, acknowledged: bool = False) -> dict[str, Any] | None:
+        """The confirm's first step: a draft holding unacknowledged tainted values is refused when
+        the policy says so (409); a draft a rule matches waits for approval (its view is the
         answer); None lets the confirm go on as it would without a policy."""
         now = time.time()
         op = await self.ops.store.get(op_id, who.owner)
+        if op is not None and op.status == "awaiting" and self.ops._permits(op, who):
+            waiting = await self.store.get(op_id)  # confirmed again: the same answer, with what it waits for
+            if waiting is not None:
+                return self._view(op, waiting, await self._counted(waiting))
         if op is None or op.status != "draft" or op.expire_at <= now or not self.ops._permits(op, who):
             return None
         policy = self.policies.current()
+        if policy.acknowledge_tainted and not acknowledged:
+            refuse_unacknowledged(op.diff)
         requirement = policy.requirement(facts_of(op))
         if requirement is None:
             return None

@@ -71,6 +71,16 @@ def _match(current: list[dict[str, Any]], wanted: dict[str, Any], used: set[int]
     return None
 
 
+def _priced(change: Change, line: dict[str, Any]) -> Change:
+    """A changed line with what its price is judged by: the material it is of (``materialId``) and
+    its unit price after the change (``unitPrice``) — for the list price and the discount rule."""
+    if line.get("material_id") is not None:
+        change["materialId"] = str(line["material_id"])
+    if line.get("unit_price") is not None:
+        change["unitPrice"] = line["unit_price"]
+    return change
+
+
 def merge_lines(
     config: dict[str, Any], current: list[dict[str, Any]], wanted: list[dict[str, Any]], names: dict[str, str]
 ) -> tuple[list[dict[str, Any]], list[Change], list[str]]:
@@ -94,7 +104,8 @@ def merge_lines(
                 {"field": c, "label": labels.get(c, c), "before": None, "after": _shown(names, f"details[{n}].{c}", v)}
                 for c, v in body.items()
             ]
-            changes.append({"lineNo": len(result), "change": "add", "fields": fields})  # its place among the lines
+            added = {"lineNo": len(result), "change": "add", "fields": fields}  # its place among the lines
+            changes.append(_priced(added, result[-1]))
             continue
         used.add(i)
         line_no = current[i].get("line_no")
@@ -117,9 +128,13 @@ def merge_lines(
                 )
                 result[i][c] = v
         if fields:
-            changes.append(
-                {"lineNo": line_no, "change": "update", "fields": fields, "material": current[i].get("material_code")}
-            )
+            updated = {
+                "lineNo": line_no,
+                "change": "update",
+                "fields": fields,
+                "material": current[i].get("material_code"),
+            }
+            changes.append(_priced(updated, result[i]))
     lines = [line for i, line in enumerate(result) if i not in deleted]
     return [{k: v for k, v in line.items() if v is not None} for line in lines], changes, problems
 

@@ -228,6 +228,28 @@ def _list_prices(lines: list[dict[str, Any]], resolved: refs.Resolved) -> None:
             line["listPrice"] = float(material["price"])
 
 
+async def list_prices_of_changed(
+    erp: Erp, ctx: ToolContext, config: dict[str, Any], lines: list[dict[str, Any]]
+) -> None:
+    """An update's changed lines (``materialId`` from the diff) get their material's list price
+    too, read from the ERP as the user: lowering a line's price by an update is judged by the
+    discount rule as a new line is."""
+    ref = next((str(f["ref"]) for f in detail_fields(config) if f["column"] == "material_id" and f.get("ref")), None)
+    if ref is None:
+        return
+    prices: dict[str, Any] = {}
+    for line in lines:
+        material = line.get("materialId")
+        if material is None or "listPrice" in line or line.get("change") == "delete":
+            continue
+        if material not in prices:
+            prices[material] = ((await erp.client.record(token(ctx), ref, str(material))).get("master") or {}).get(
+                "price"
+            )
+        if prices[material] is not None:
+            line["listPrice"] = float(prices[material])
+
+
 def _check_op(config: dict[str, Any], op: str) -> None:
     if op not in OPS:
         raise ToolError(f"op must be one of {', '.join(OPS)}")
@@ -291,6 +313,7 @@ def build_propose_write(erp: Erp) -> Tool:
             target_status = (record.get("master") or {}).get("status")
             if op == "update":
                 plan = _plan_update(config, record, resolved.values, resolved.names)
+                await list_prices_of_changed(erp, ctx, config, plan.lines)
             else:
                 plan = _plan_target(config, op, record, payload or {})
         elif op == "create":

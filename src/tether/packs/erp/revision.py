@@ -9,7 +9,15 @@ from typing import Any
 
 from tether.pack import Identity, Interaction, InvalidInput, Op, ToolContext
 from tether.packs.erp.diff import created_lines, field_changes
-from tether.packs.erp.proposals import Plan, _list_prices, _plan_update, _price_lines, _target, _values
+from tether.packs.erp.proposals import (
+    Plan,
+    _list_prices,
+    _plan_update,
+    _price_lines,
+    _target,
+    _values,
+    list_prices_of_changed,
+)
 from tether.packs.erp.tools import Erp, token
 
 
@@ -28,6 +36,7 @@ async def revise(
     if op.op_type == "update":
         record = await _target(erp, ctx, config, op.target_id, "update")
         plan = _plan_update(config, record, resolved.values, resolved.names)
+        await list_prices_of_changed(erp, ctx, config, plan.lines)
         target_status = (record.get("master") or {}).get("status")
     else:
         _price_lines(config, resolved)

@@ -11,7 +11,8 @@ let timer = null;
 
 function change(f) {
   const before = f.before === null || f.before === undefined ? "" : `${f.before} → `;
-  return `${f.label || f.field}: ${before}${f.after ?? "—"}`;
+  const mark = f.tainted ? ` ${t("tainted", { from: f.tainted })}` : ""; // copied from text read, not typed
+  return `${f.label || f.field}: ${before}${f.after ?? "—"}${mark}`;
 }
 
 function item(op, reload) {

@@ -586,7 +586,13 @@ function diffTable(rows) {
     };
     const name = h("th", { scope: "row" });
     name.textContent = row.label || row.field;
-    body.append(h("tr", { class: changed ? "changed" : "" }, name, cell(row.before), cell(row.after)));
+    const after = cell(row.after);
+    if (row.tainted) { // copied from text the model read (a remark, a note), not typed by the person
+      const mark = h("span", { class: "tainted" });
+      mark.textContent = t("tainted", { from: row.tainted });
+      after.append(mark);
+    }
+    body.append(h("tr", { class: `${changed ? "changed" : ""}${row.tainted ? " is-tainted" : ""}` }, name, cell(row.before), after));
   }
   return h("div", { class: "table-wrap" }, h("table", { class: "diff" },
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("field")), h("th", { scope: "col" }, t("before")), h("th", { scope: "col" }, t("after")))),
@@ -616,6 +622,14 @@ export function proposalCard(data, ctx) {
   const reject = h("button", { type: "button", class: "ghost" }, t("reject"));
   const error = h("p", { class: "field-error", role: "alert" });
   const status = opStatus(p.opId, ctx);
+  // values marked tainted: the confirm says the person checked them (the policy may require it)
+  const tainted = [...(p.diff || []), ...(p.lines || []).flatMap((l) => l.fields || [])].some((f) => f.tainted);
+  const tick = h("input", { type: "checkbox", class: "ack-tainted" });
+  if (tainted) {
+    el.append(h("label", { class: "ack" }, tick, t("ackTainted")));
+    confirm.disabled = true;
+    tick.addEventListener("change", () => { confirm.disabled = !tick.checked; });
+  }
   el.append(h("div", { class: "card-actions" }, confirm, reject), error, status.el);
   const lock = () => { confirm.disabled = true; reject.disabled = true; };
   const act = async (what) => {
@@ -623,12 +637,15 @@ export function proposalCard(data, ctx) {
     error.textContent = "";
     try {
       const seq = status.seq;
-      const answer = await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, {});
+      const body = what === "confirm" && tainted && tick.checked ? { acknowledgeTainted: true } : {};
+      const answer = await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, body);
       // an auto op may be executed (its OP_RESULT already shown) before this answer arrives
       if (status.seq === seq) status.update(answer);
     } catch (err) {
       error.textContent = failure(err);
-      if (!err.status || err.status >= 500) { confirm.disabled = false; reject.disabled = false; }
+      if (!err.status || err.status >= 500 || (tainted && err.status === 409 && !tick.checked)) {
+        confirm.disabled = tainted && !tick.checked; reject.disabled = false;
+      }
     }
   };
   confirm.addEventListener("click", () => act("confirm"));

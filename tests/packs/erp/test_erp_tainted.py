@@ -1,0 +1,70 @@
+"""Tainted values from the attacker's side: a scripted model reads a quotation whose remark holds
+a hostile instruction, then proposes a quotation whose remark is that text. The proposal marks
+the value with where it came from; under the demo policy (``acknowledge_tainted: true``) a confirm
+without the acknowledgement is 409 naming it and writes nothing; with it the op proceeds. The
+same text typed by the person is theirs: not marked, confirmed as usual."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.packs.erp.test_erp_approvals_scripted import _client, _ended, _token, serving
+from tether.erp_demo import facts
+from tether.models.scripted import ScriptedModel, calls, text
+
+HOSTILE_ID = "qt-1-hostile-1"  # its remark: "交期请确认。" + facts.HOSTILE_IGNORE
+LINE = {"material_id": "M0003", "qty": 10, "unit_price": 46}  # 460 元: no approval rule matches
+COPY = {
+    "form_id": "2001",
+    "op": "create",
+    "payload": {"customer_id": "C0001", "remark": facts.HOSTILE_IGNORE, "details": [LINE]},
+}
+
+
+def _remark(proposal: dict[str, Any]) -> dict[str, Any]:
+    return next(f for f in proposal["diff"] if f["field"] == "remark")
+
+
+def test_a_value_copied_from_a_hostile_remark_is_marked_and_needs_the_confirmers_tick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ScriptedModel(
+        [
+            calls(("lookup_record", {"form_id": "2001", "record_id": HOSTILE_ID})),
+            calls(("propose_write", COPY)),
+            text("已提议。"),
+            calls(("propose_write", COPY)),
+            text("已提议。"),
+        ]
+    )
+    with serving(tmp_path, monkeypatch, model) as (url, _policy, _database), _client(url, _token(url, "sales01")) as c:
+        s = c.post("/api/agent/sessions", json={"message": "照着那张报价单的备注给C0001报价"}).json()
+        assert s["status"] == "WAITING_CONFIRMATION", str(s["transcript"][-3:])[-1500:]
+        read = next(m for m in s["transcript"] if m.get("role") == "tool")
+        bill_no = str(json.loads(read["content"])["data"]["master"]["bill_no"])
+        proposal = s["pendingInteraction"]["payload"]
+        assert _remark(proposal)["tainted"] == f"from the remark of {bill_no}", proposal["diff"]
+        assert all("tainted" not in f for f in proposal["diff"] if f["field"] != "remark")  # the customer: not
+        op_id = str(proposal["opId"])
+        op = c.get(f"/api/ops/{op_id}").json()
+        assert _remark(op)["tainted"] == f"from the remark of {bill_no}", op  # the op's diff, as stored
+
+        refused = c.post(f"/api/ops/{op_id}/confirm")
+        assert refused.status_code == 409, refused.text
+        assert "acknowledgeTainted" in refused.json()["error"] and bill_no in refused.json()["error"]
+        assert c.get(f"/api/ops/{op_id}").json()["state"] == "draft"  # nothing ran
+        assert c.post(f"/api/ops/{op_id}/confirm", json={"acknowledgeTainted": False}).status_code == 409
+        done = c.post(f"/api/ops/{op_id}/confirm", json={"acknowledgeTainted": True})
+        assert done.status_code == 200 and done.json()["state"] in ("processing", "done"), done.text
+        _ended(c, s["sessionId"])
+
+        # the person types the same text themselves: it is theirs, not marked, confirmed as usual
+        typed = c.post("/api/agent/sessions", json={"message": f"给C0001报价，备注写：{facts.HOSTILE_IGNORE}"}).json()
+        assert typed["status"] == "WAITING_CONFIRMATION", str(typed["transcript"][-3:])[-1500:]
+        mine = typed["pendingInteraction"]["payload"]
+        assert "tainted" not in _remark(mine)
+        assert c.post(f"/api/ops/{mine['opId']}/confirm").status_code == 200
