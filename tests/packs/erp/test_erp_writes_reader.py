@@ -223,3 +223,11 @@ def test_the_planner_sends_colloquial_changes_to_the_reader(request_: str) -> No
 @pytest.mark.parametrize("request_", ["QT202612-0001", "QT202612-0001审核了吗？", "新建一张报价单给恒达自动化"])
 def test_the_planner_keeps_reads_and_the_form_path(request_: str) -> None:
     assert extract(request_, {})["erp"] is not READER or "审核了吗" in request_
+
+
+def test_materials_the_reader_cannot_see_go_to_the_proposal_by_code_only() -> None:
+    """sales01 is not granted 物料档案: the code goes as said, propose_write resolves it (or asks)."""
+    no_materials = Catalog(SALES.forms, [r for r in ROWS if r.form_id != "1003"])
+    args = _args("quote 恒达自动化 for 5 pcs of M0003 at 45 each", no_materials)
+    assert args["payload"]["details"] == [{"material_id": "M0003", "qty": 5, "unit_price": 45}]
+    assert isinstance(read_change("给恒达做个报价，深沟球轴承两个", no_materials), Refusal)

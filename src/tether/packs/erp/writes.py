@@ -226,7 +226,9 @@ def _create(text: str, verb: re.Match[str], catalog: Catalog, english: bool, pre
     if party is None or material is None or who is None:
         return None
     name = re.sub(r"^(?:一下|个|客户)|(?:一个|一张|一份|个)$", "", (who["zh"] or who["en"] or "").strip()).strip()
-    customers = _records(name, _ref_rows(catalog, party.ref))
+    rows = _ref_rows(catalog, party.ref)
+    # the customers the caller can see; none seen (a form not granted): propose_write resolves the name
+    customers = _records(name, rows) if rows else [Seen("", {"name": name})]
     if prefer:
         customers = [r for r in customers if prefer.split()[0] in r.values.values()] or customers
     if not customers:
@@ -267,7 +269,10 @@ def _line(part: str, materials: list[Seen], english: bool) -> dict[str, Any] | O
         qty = float(m[1] or m[2])
         part = part[: m.start()] + " " + part[m.end() :]
     codes = {r.values.get("code", "").lower(): r for r in materials if r.values.get("code")}
-    found = [r for word in re.findall(r"[A-Za-z]+\d+[A-Za-z0-9-]*", part) if (r := codes.get(word.lower()))]
+    said = re.findall(r"[A-Za-z]+\d+[A-Za-z0-9-]*", part)
+    if not materials:  # the material form is not the caller's to read: propose_write resolves the code
+        codes = {w.lower(): Seen("", {"code": w.upper()}) for w in said}
+    found = [r for word in said if (r := codes.get(word.lower()))]
     left = re.sub(r"[A-Za-z]+\d+[A-Za-z0-9-]*", " ", part) if found else part
     if not found:
         names = sorted(
