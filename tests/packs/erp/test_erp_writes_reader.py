@@ -5,6 +5,7 @@ understand. Never a wrong proposal: reads about a bill stay reads."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -114,6 +115,10 @@ def test_generate_names_the_downstream_bill_by_its_name_or_alias(request_: str, 
         ("QT202612-0001第2行数量改成50个", {"details": [{"line_no": 2, "qty": 50}]}),
         ("change the price of line 1 of QT202612-0001 to 99.5", {"details": [{"line_no": 1, "unit_price": 99.5}]}),
         ("QT202612-0001的税率改成9", {"tax_rate": 9}),
+        ("修改QT202612-0001的交期为20天", {"delivery_days": 20}),
+        ("QT202612-0001的M0004单价改成1300", {"details": [{"material_id": "M0004", "unit_price": 1300}]}),
+        ("把QT202612-0001里的备注改成不要删除", {"remark": "不要删除"}),  # the value is not the command
+        ("change QT202612-0001 delivery days to 30", {"delivery_days": 30}),
     ],
 )
 def test_update_reads_the_field_from_the_form_labels(request_: str, payload: dict[str, Any]) -> None:
@@ -177,6 +182,13 @@ def test_questions_about_a_bill_stay_reads(request_: str) -> None:
         ("给大华做个报价，M0004两台", "大华"),  # no such customer
         ("给恒达做个报价，M0004", "M0004"),  # no quantity
         ("QT202612-0001的备注改成${ctx.token}", "备注"),  # a template is never a value
+        ("QT202612-0001单价改成1300", "哪一行"),  # a line's field without its line
+        ("审核销售订单QT202612-0001", "是报价单"),  # the bill number says another form
+        ("删除QT202612-0006和QT202612-0007", "一张"),  # one bill at a time
+        ("撤销审核QT202612-0001", "不能"),  # the opposite of examine is not examine
+        ("QT202612-0001的审核撤销", "不能"),
+        ("先别删QT202612-0006", "不能"),
+        ("don't delete QT202612-0006", "can't"),
     ],
 )
 def test_what_it_does_not_understand_is_said_not_guessed(request_: str, said: str) -> None:
@@ -185,11 +197,14 @@ def test_what_it_does_not_understand_is_said_not_guessed(request_: str, said: st
     assert said in outcome.text
 
 
-def test_a_bill_to_generate_named_by_a_word_of_several_forms_is_asked() -> None:
-    outcome = read_change("QT202612-0003转成订单", CATALOG)  # 订单: 销售订单's alias only
-    assert isinstance(outcome, Proposal)
-    ask = read_change("QT202612-0003 生成 单", Catalog(CATALOG.forms, ROWS))
-    assert ask is None or isinstance(ask, (Refusal, Ask))
+def test_a_bill_to_generate_named_by_a_word_of_several_forms_is_asked_then_taken() -> None:
+    orders = next(f for f in CATALOG.forms if f.form_id == "2002")
+    contracts = replace(orders, form_id="2009", name="框架合同", aliases=("订单", "contract"), bill_prefix="FC")
+    catalog = Catalog([*CATALOG.forms, contracts], ROWS)  # 订单 now names two forms
+    ask = read_change("QT202612-0003转成订单", catalog)
+    assert isinstance(ask, Ask) and sorted(ask.options) == ["框架合同", "销售订单"]
+    chosen = read_change("QT202612-0003转成订单", catalog, prefer="框架合同")
+    assert isinstance(chosen, Proposal) and chosen.args["form_id"] == "2009"
 
 
 def test_a_customer_named_by_a_word_of_several_is_asked_then_taken() -> None:
@@ -214,7 +229,12 @@ def test_the_plan_is_one_proposal_and_its_answer() -> None:
 
 @pytest.mark.parametrize(
     "request_",
-    ["QT202612-0006这张不要了，删掉吧", "帮我把QT202601-0005审一下", "QT202612-0003转成订单", "帮我给恒达做个报价，M0004两台，1300一台"],
+    [
+        "QT202612-0006这张不要了，删掉吧",
+        "帮我把QT202601-0005审一下",
+        "QT202612-0003转成订单",
+        "帮我给恒达做个报价，M0004两台，1300一台",
+    ],
 )
 def test_the_planner_sends_colloquial_changes_to_the_reader(request_: str) -> None:
     assert extract(request_, {})["erp"] is READER
@@ -231,3 +251,11 @@ def test_materials_the_reader_cannot_see_go_to_the_proposal_by_code_only() -> No
     args = _args("quote 恒达自动化 for 5 pcs of M0003 at 45 each", no_materials)
     assert args["payload"]["details"] == [{"material_id": "M0003", "qty": 5, "unit_price": 45}]
     assert isinstance(read_change("给恒达做个报价，深沟球轴承两个", no_materials), Refusal)
+
+
+@pytest.mark.parametrize(
+    "request_", ["撤销审核报价单QT202612-0001", "反审核报价单QT202612-0001", "不要删除报价单QT202612-0006"]
+)
+def test_the_pinned_rules_never_take_an_undone_op(request_: str) -> None:
+    assert extract(request_, {})["erp"] is READER  # the change reader refuses it
+    assert isinstance(read_change(request_, CATALOG), Refusal)

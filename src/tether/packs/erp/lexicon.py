@@ -291,6 +291,7 @@ WRITE_VERBS: dict[str, re.Pattern[str]] = {
     ),
     "update": re.compile(
         r"改成|改为|改到|修改为|修改成|更改为|更改成|调整为|调整成|调整到|调成|调到|调为|设为|设置为|设成|换成|"
+        r"(?:修改|更改|调整)(?=[^为]+为)|"
         r"\bchange\b|\bset\b|\bupdate\b",
         re.I,
     ),
@@ -306,6 +307,12 @@ CREATE_FORM: dict[str, str] = {"quote": "quotation"}
 ASK_WORDS = re.compile(
     r"哪|多少|是否|有没有|什么|谁|怎么|为什么|已审|已经审|审核过|审过|没审|未审|待审|了没|状态|记录|"
     r"^\s*(?:is|was|has|have|did|does|who|which|what|how|when|why|whether)\b",
+    re.I,
+)
+# an op undone or not wanted (反审核, 撤销审核, 别删, don't delete): not the op its verb says
+NEGATED = re.compile(
+    r"反审|弃审|撤销|撤回|取消|不要审|别审|不用审|不要删|别删|不用删|不删|不审|先别|"
+    r"\bdon'?t\b|\bdo not\b|\bnever\b|\bundo\b|\bcancel\b|\bunapprove\b|\brevoke\b",
     re.I,
 )
 ASK_MARKS = re.compile(r"[？?]|吗")

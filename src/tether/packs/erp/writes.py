@@ -45,18 +45,44 @@ def read_change(question: str, catalog: Catalog, prefer: str | None = None) -> O
         return None  # 审核了吗 / has it been approved: a question about the bill, the reader's
     op = _op(text)
     bill = BILL.search(text)
+    if op is None and bill is not None and lexicon.NEGATED.search(text):
+        return _cannot(english)  # 反审核<单号>: an op undone, which it does not propose
     if op is None:
         return None
     if bill is None:
         if op[0] == "create":
             return _create(text, op[1], catalog, english, prefer)
         return None  # 删除的单据有哪些: no bill named, not a change of one
+    return _change_of_bill(text, op, bill, catalog, english, prefer)
+
+
+def _change_of_bill(
+    text: str,
+    op: tuple[str, re.Match[str]],
+    bill: re.Match[str],
+    catalog: Catalog,
+    english: bool,
+    prefer: str | None,
+) -> Outcome | None:
+    command = text[: op[1].end()] if op[0] == "update" else text  # not the new value (备注改成不要删除)
+    if lexicon.NEGATED.search(command):
+        return _cannot(english)
+    if len({b.group(0).upper() for b in BILL.finditer(text)}) > 1:
+        if english:
+            return Refusal("One bill at a time, please: I propose a change to one bill per request.")
+        return Refusal("请一次只说一张单据：离线规划器每次只提议修改一张单据。")
     bill_no = (bill[1] + bill[2]).upper()
     form = next((f for f in catalog.forms if (f.bill_prefix or "").upper() == bill[1].upper()), None)
     if form is None:
         if english:
             return Refusal(f"None of your forms has bills numbered like {bill_no}; I can't change it offline.")
         return Refusal(f"您的表单里没有单号形如 {bill_no} 的单据，离线规划器无法修改它。")
+    named = _form_said_before(text[: bill.start()], catalog.forms)
+    if op[0] != "generate" and named and form not in named:
+        other = "、".join(f.name for f in named)
+        if english:
+            return Refusal(f"{bill_no} is a {form.name}, not a {other}; which did you mean?")
+        return Refusal(f"{bill_no} 是{form.name}，不是{other}。请核对单号。")
     if op[0] in ("delete", "examine"):
         if op[0] == "examine" and not form.examinable:
             return Refusal(f"{form.name} is not examined." if english else f"{form.name}没有审核这一步。")
@@ -78,6 +104,22 @@ def _named_forms(text: str, forms: list[FormMeta]) -> list[FormMeta]:
     return list({f.form_id: f for n, f in hits if n == longest}.values())
 
 
+def _cannot(english: bool) -> Refusal:
+    if english:
+        return Refusal(
+            "I can't do that offline: I propose only deletes, examines, generates, updates and new quotations."
+        )
+    return Refusal("离线规划器不能这样操作：只能提议删除、审核、生成下游单据、修改字段和新建报价。")
+
+
+def _form_said_before(before: str, forms: list[FormMeta]) -> list[FormMeta]:
+    """The forms named right before the bill number (审核销售订单<单号>, quotation <no>)."""
+    before = re.sub(r"[\s的:：]+$", "", before).lower()
+    hits = [(len(w), f) for f in forms for w in (f.name, *f.aliases) if len(w) >= 2 and before.endswith(w.lower())]
+    longest = max((n for n, _ in hits), default=0)
+    return [f for n, f in hits if n == longest]
+
+
 def _generate(
     text: str, verb: re.Match[str], form: FormMeta, bill_no: str, catalog: Catalog, english: bool, prefer: str | None
 ) -> Outcome:
@@ -91,36 +133,51 @@ def _generate(
             return Refusal(f"Which bill should {bill_no} become? I did not understand “{after.strip()}”.")
         return Refusal(f"没有理解要由 {bill_no} 生成哪种单据（“{after.strip()}”）。可以生成的单据：{names}。")
     if len(targets) > 1:
-        names = [f.name for f in targets]
+        options = [f.name for f in targets]
         lead = "Which bill do you mean?" if english else "要生成哪种单据？"
-        return Ask(lead + " " + " / ".join(names), names)
+        return Ask(lead + " " + " / ".join(options), options)
     source = {"formId": form.form_id, "billId": bill_no}
     return Proposal({"form_id": targets[0].form_id, "op": "generate", "source_ref": source})
 
 
 # 第1行的单价 / 明细第2行单价 / line 1's price / the price of line 1
 _LINE = re.compile(r"(?:明细)?第\s*(\d{1,3})\s*行的?|(?:the\s+)?line\s*(\d{1,3})(?:'s)?", re.I)
+_MATERIAL_LINE = re.compile(r"^(?:明细(?:中|里)?)?(?P<code>[A-Za-z]\d{3,}[A-Za-z0-9-]*)\s*的?(?P<field>.+)$")
+_SEPARATOR = re.compile(r"\bto\b|为", re.I)  # the field … to / 为 the value, after a leading verb
 _EN_OF = re.compile(r"^(?:the\s+)?(?P<field>.+?)\s+(?:of|on|in|for)\s*(?:the\s+)?(?:\w+\s+)?$", re.I)
 
 
-def _update(text: str, verb: re.Match[str], form: FormMeta, bill: re.Match[str], bill_no: str, english: bool) -> Outcome:
+def _said_field(text: str, verb: re.Match[str], bill: re.Match[str]) -> tuple[str, int | None, str | None]:
+    """The words naming the field, and the line (its number, or its material's code) if any."""
     if verb.start() >= bill.end():  # 把报价单<单号>的交期改成15 / <单号>交期改到20天
         said = text[bill.end() : verb.start()]
-    else:  # change the remark of quotation <no> to … / set <no>'s remark to …
+    else:  # change the remark of quotation <no> to … / set <no>'s remark to … / 修改<单号>的交期为20天
         said = text[verb.end() : bill.start()]
         if m := _EN_OF.match(said.strip() + " "):
             said = m["field"]
         if not said.strip():
-            said = re.split(r"\bto\b", text[bill.end() :], maxsplit=1)[0]
-    value_text = _value_after(text, verb, bill)
-    said = re.sub(r"^(?:\s|的|'s\b)+|[\s的']+$", "", said).strip()
-    line_no = None
+            said = re.split(_SEPARATOR, text[bill.end() :], maxsplit=1)[0]
+    said = re.sub(r"^(?:\s|的|里的|中的|里|'s\b)+|[\s的']+$", "", said).strip()
     if m := _LINE.search(said):
-        line_no = int(m[1] or m[2])
         said = (said[: m.start()] + said[m.end() :]).strip(" 的")
-        said = re.sub(r"^(?:the\s+)?|\s+(?:of|on|in)$", "", said, flags=re.I).strip()
-    fields = form.details if line_no is not None else form.fields
+        return re.sub(r"^(?:the\s+)?|\s+(?:of|on|in)$", "", said, flags=re.I).strip(), int(m[1] or m[2]), None
+    if m := _MATERIAL_LINE.match(said):
+        return m["field"].strip(), None, m["code"].upper()
+    return said, None, None
+
+
+def _update(
+    text: str, verb: re.Match[str], form: FormMeta, bill: re.Match[str], bill_no: str, english: bool
+) -> Outcome:
+    said, line_no, material = _said_field(text, verb, bill)
+    value_text = _value_after(text, verb, bill)
+    on_line = line_no is not None or material is not None
+    fields = form.details if on_line else form.fields
     field = _field(said, fields)
+    if field is None and not on_line and _field(said, form.details) is not None:
+        if english:
+            return Refusal(f"Which line's {said}? Say e.g. “line 1's {said}” or the material code.")
+        return Refusal(f"要改哪一行的{said}？请说明行号（如“第1行的{said}”）或物料编码。")
     where = "line" if line_no is not None else form.name
     if field is None:
         known = "、".join(f.label for f in fields if not f.read_only)
@@ -128,22 +185,27 @@ def _update(text: str, verb: re.Match[str], form: FormMeta, bill: re.Match[str],
             return Refusal(f"I did not understand which field of {where} “{said}” is; the fields: {known}.")
         return Refusal(f"没有理解“{said}”是{form.name}{'明细' if line_no else ''}的哪个字段。可以修改的字段：{known}。")
     if field.read_only:
-        return Refusal(f"{field.label} is computed, not changed." if english else f"{field.label}是计算得出的，不能直接修改。")
+        return Refusal(
+            f"{field.label} is computed, not changed." if english else f"{field.label}是计算得出的，不能直接修改。"
+        )
     value = _value(value_text, field)
     if value is None:
         if english:
             return Refusal(f"I did not understand the new {field.label}: “{value_text}”.")
         return Refusal(f"没有理解{field.label}的新值：“{value_text}”。")
-    payload: dict[str, Any] = (
-        {"details": [{"line_no": line_no, field.column: value}]} if line_no is not None else {field.column: value}
-    )
+    payload: dict[str, Any] = {field.column: value}
+    if line_no is not None:
+        payload = {"details": [{"line_no": line_no, field.column: value}]}
+    elif material is not None:
+        payload = {"details": [{"material_id": material, field.column: value}]}
     return Proposal({"form_id": form.form_id, "op": "update", "record_id": bill_no, "payload": payload})
 
 
 def _value_after(text: str, verb: re.Match[str], bill: re.Match[str]) -> str:
     rest = text[verb.end() :]
-    if verb.start() < bill.start():  # English: change … <bill> to <value>
-        rest = re.split(r"\bto\b", text[bill.end() :], maxsplit=1)[-1]
+    if verb.start() < bill.start():  # change … <bill> to <value> / 修改<单号>的交期为<值>
+        parts = re.split(_SEPARATOR, text[bill.end() :], maxsplit=1)
+        rest = parts[1] if len(parts) > 1 else ""
     rest = _END.sub("", rest.strip())
     return rest.strip().strip(_QUOTES).strip()
 
@@ -206,7 +268,9 @@ def _records(word: str, rows: list[Seen]) -> list[Seen]:
     exact = [r for r in rows if any(r.values.get(c, "").lower() == key for c in cols)]
     if exact:
         return list({r.values.get("code") or r.values.get("name"): r for r in exact}.values())
-    part = [r for r in rows if len(key) >= 2 and any(key in r.values.get(c, "").lower() for c in ("name", "short_name"))]
+    part = [
+        r for r in rows if len(key) >= 2 and any(key in r.values.get(c, "").lower() for c in ("name", "short_name"))
+    ]
     return list({r.values.get("code") or r.values.get("name"): r for r in part}.values())
 
 
@@ -215,7 +279,9 @@ def _shown(row: Seen) -> str:
 
 
 def _create(text: str, verb: re.Match[str], catalog: Catalog, english: bool, prefer: str | None) -> Outcome | None:
-    forms = _named_forms(text, catalog.forms) or _named_forms(lexicon.CREATE_FORM.get(verb.group(0).lower(), ""), catalog.forms)
+    forms = _named_forms(text, catalog.forms) or _named_forms(
+        lexicon.CREATE_FORM.get(verb.group(0).lower(), ""), catalog.forms
+    )
     forms = [f for f in forms if f.writable and f.details]
     if len(forms) != 1:
         return None  # no one bill with lines named: the form path (新建一张报价单给…) or the reader
@@ -237,7 +303,9 @@ def _create(text: str, verb: re.Match[str], catalog: Catalog, english: bool, pre
         return Refusal(f"没有在您能查看的客户中找到“{name}”。")
     if len(customers) > 1:
         shown = [_shown(r) for r in customers][:8]
-        lead = f"“{name}” matches several customers; which one?" if english else f"“{name}”对应多个客户，您指的是哪一个？"
+        lead = (
+            f"“{name}” matches several customers; which one?" if english else f"“{name}”对应多个客户，您指的是哪一个？"
+        )
         return Ask(lead + " " + " / ".join(shown), shown)
     rest = text[who.end() :]
     if m := re.search(r"报价单?|quotation|\bfor\b", rest, re.I):
@@ -285,7 +353,11 @@ def _line(part: str, materials: list[Seen], english: bool) -> dict[str, Any] | O
             left = part.replace(names[0], " ")
             if len(found) > 1:
                 shown = [_shown(r) for r in found][:8]
-                lead = f"“{names[0]}” matches several materials; which one?" if english else f"“{names[0]}”对应多个物料，请用物料编码说明："
+                lead = (
+                    f"“{names[0]}” matches several materials; which one?"
+                    if english
+                    else f"“{names[0]}”对应多个物料，请用物料编码说明："
+                )
                 return Refusal(lead + " " + " / ".join(shown))
     left = re.sub(r"\s*(?:pcs?|pieces|of|at|each|单价|元)\s*", " ", left, flags=re.I)
     if not found or len(found) > 1:
@@ -293,7 +365,9 @@ def _line(part: str, materials: list[Seen], english: bool) -> dict[str, Any] | O
         return Refusal(f"I did not find the material in “{what}”." if english else f"没有在“{what}”里找到物料。")
     if qty is None:
         code = found[0].values.get("code", "")
-        return Refusal(f"How many of {code}?" if english else f"{code} 要报多少数量？请写明数量，如 “{code} 10个，单价46”。")
+        return Refusal(
+            f"How many of {code}?" if english else f"{code} 要报多少数量？请写明数量，如 “{code} 10个，单价46”。"
+        )
     if not _LEFT_OK.match(left):
         return Refusal(f"I did not understand “{left.strip()}”." if english else f"没有理解“{left.strip()}”。")
     line: dict[str, Any] = {"material_id": found[0].values.get("code"), "qty": qty}
