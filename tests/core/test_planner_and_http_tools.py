@@ -116,6 +116,37 @@ def test_a_result_asking_to_call_again_repeats_the_step_then_the_plan_moves_on()
     assert sum(1 for m in history if m is again) == 4  # the first call and three repeats
 
 
+def test_another_packs_extractor_asks_only_when_the_chosen_plan_needs_its_value() -> None:
+    """Every pack's extractor reads every question. The example pack's asks "which order?" at the
+    word 订单; beside the ERP pack, 本月销售订单的总金额 is the ERP's question, and its plan must run,
+    not the other pack's question (seen on the demo as sales01)."""
+
+    def orders(query: str, ctx: dict[str, Any]) -> dict[str, Any]:
+        if "订单" in query:
+            raise PlannerQuestion("Which order do you mean?")
+        return {}
+
+    def erp(query: str, ctx: dict[str, Any]) -> dict[str, Any]:
+        return {"x": "sales-orders"}
+
+    order_skill = Skill(
+        name="orders",
+        description="d",
+        allowed_tools=("o",),
+        body="",
+        plan=({"tool": "o", "args": {"id": "${extract.order_id}"}},),
+    )
+    user = {"role": "user", "content": "本月销售订单的总金额是多少？"}
+
+    def turn(*extractors: Any, skill: Skill) -> Any:
+        return asyncio.run(PlannerModel(list(extractors)).chat(ModelRequest([user], [], [skill], {})))
+
+    ran = turn(orders, erp, skill=SKILL)
+    assert ran.tool_calls and json.loads(ran.tool_calls[0].arguments) == {"x": "sales-orders"}
+    asked = turn(orders, erp, skill=order_skill)  # the plan that needs the order id: its extractor asks
+    assert asked.content == "Which order do you mean?" and not asked.tool_calls
+
+
 def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
     assert chat([{"role": "user", "content": "which one?"}]).content == "Which x do you mean?"
     assert "could not tell 'x'" in chat([{"role": "user", "content": "x= nothing"}]).content

@@ -257,12 +257,14 @@ class PlannerModel:
                 "I am the offline rule planner and no installed skill matches this request. "
                 f"Tools available: {names}. Try rephrasing with a skill's keywords."
             )
+        scope = self._scope(query, request, [r.get("data") for r in results])
         try:
-            scope = self._scope(query, request, [r.get("data") for r in results])
             plan = _expand(plan, scope)
         except PlannerQuestion as q:
             return self._answer(str(q))
         except KeyError as exc:
+            if scope["_asked"]:  # an extractor could not tell a value, and the plan needs one
+                return self._answer(scope["_asked"][0])
             if zh:
                 return self._answer(f"无法规划这个请求：不知道 {exc.args[0]!r} 是什么。")
             return self._answer(f"I could not plan this request: {exc.args[0]!r} is unknown.")
@@ -283,9 +285,14 @@ class PlannerModel:
         extracted: dict[str, Any] = {}
         earlier = [str(m.get("content") or "") for m in request.messages if m.get("role") == "user"][:-1]
         context = {**request.global_context, "_previous": earlier}  # follow-ups inherit what was said
-        for extract in self.extractors:
-            extracted.update(extract(query, context))
+        asked: list[str] = []
+        for extract in self.extractors:  # every pack's: one that cannot tell its value asks only if
+            try:  # the chosen plan needs a value no extractor gave (another pack's word is not its)
+                extracted.update(extract(query, context))
+            except PlannerQuestion as q:
+                asked.append(str(q))
         return {
+            "_asked": asked,
             "query": query,
             "ctx": request.global_context,
             "extract": extracted,
@@ -297,6 +304,8 @@ class PlannerModel:
         try:
             args = render(step.get("args") or {}, scope)
         except KeyError as exc:
+            if scope["_asked"]:
+                return self._answer(scope["_asked"][0])
             return self._answer(
                 f"I could not tell {exc.args[0].split('.')[-1]!r} from your request; please say it explicitly."
             )

@@ -605,3 +605,48 @@ def test_a_three_character_name_is_found_whole_before_filler_words_split_it() ->
 def test_an_id_filter_learns_the_names_beside_it_only_where_no_filter_takes_the_name() -> None:
     assert ALL["1001"].named_ids() == [("salesman_name", "salesman_id")]  # 业务员 by id only
     assert ALL["2002"].named_ids() == []  # 客户: customer_name has its own filter
+
+
+@pytest.mark.parametrize(
+    ("question", "form_id", "column"),
+    [
+        ("一共有几个仓库？", "4001", "warehouse_id"),  # the stock ledger's warehouses, not its 225 rows
+        ("仓库有几个", "4001", "warehouse_id"),
+        ("供应商档案里有几种供应类别", "1002", "category"),
+    ],
+)
+def test_how_many_of_a_field_counts_its_values_not_the_rows(question: str, form_id: str, column: str) -> None:
+    r = reading(question, WAREHOUSE if form_id == "4001" else ADMIN)
+    assert (r.form.form_id, r.shape, r.distinct and r.distinct.column) == (form_id, "count", column)
+    policy = Policy(tables={r.form.view: "brands_id"}, tenant=1, max_rows=200)
+    sql = guard(plans.build_sql(r), dialect="sqlite", policy=policy).sql
+    assert f"COUNT(DISTINCT {column})" in sql and "brands_id" in sql
+    answer = plans.plan_of(r, question)["answer"]
+    assert r.form.label_of(column) in answer and "不同" in answer
+
+
+@pytest.mark.parametrize(
+    "question", ["我一共有多少个客户？", "苏州的客户有几家", "最近30天新建了几张报价单", "赵强负责的客户有几个"]
+)
+def test_how_many_records_stays_a_count_of_records(question: str) -> None:
+    r = reading(question, SALES if "赵强" not in question else ADMIN)
+    assert r.shape == "count" and r.distinct is None
+
+
+@pytest.mark.parametrize(
+    ("question", "cat", "column"),
+    [
+        ("本月销售订单的总金额是多少？", SALES, "total_amount"),  # 总 before the field: a sum, not a word unknown
+        ("本月收了多少款？", FINANCE, "amount"),  # how much money, asked without 一共
+        ("上个月收了多少款", FINANCE, "amount"),
+        ("应付账款一共还欠多少钱？", FINANCE, "balance"),  # 还欠: the balance
+    ],
+)
+def test_how_much_money_is_a_sum_without_saying_total(question: str, cat: Catalog, column: str) -> None:
+    r = reading(question, cat)
+    assert (r.shape, r.agg, r.measure and r.measure.column) == ("aggregate", "sum", column)
+
+
+@pytest.mark.parametrize("question", ["报价单总数是多少", "总共有几张报价单"])
+def test_a_total_number_is_a_count(question: str) -> None:
+    assert reading(question, SALES).shape == "count"

@@ -48,10 +48,13 @@ LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日")
 LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "(天)", "（天）")
 
 COUNT = re.compile(  # 哪几家 asks which, not how many
-    r"(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|number of|count",
+    r"总数|(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|number of|count",
     re.I,
 )
-SUM = re.compile(r"一共|总共|合计|总计|总额|总金额|累计|加起来|总和|共计|in total|total|sum", re.I)
+SUM = re.compile(  # 总 right before a field the metadata explained: 总金额, 总数量; 收了多少款: how much money
+    r"一共|总共|合计|总计|总额|总金额|总(?=□)|累计|加起来|总和|共计|in total|total|sum", re.I
+)
+HOW_MUCH = re.compile(r"多少(?:钱|款)|how much")  # 收了多少款: a sum of money, asked without 一共
 AVG = re.compile(r"平均|均值|average|mean", re.I)
 MAX = re.compile(r"最大|最高|最多|最贵|最久|最长|highest|largest|max(?:imum)?|biggest", re.I)
 MIN = re.compile(r"最小|最低|最少|最便宜|最短|lowest|smallest|min(?:imum)?", re.I)
@@ -279,7 +282,7 @@ FILLER = tuple(
 FILLER_RE = re.compile("|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in FILLER), re.I)
 
 # single characters left over that carry no meaning of their own (轴承类, 哪些呀)
-IGNORED = frozenset("类些么呀哦嘛儿啥呗哈每天")
+IGNORED = frozenset("类些么呀哦嘛儿啥呗哈每天总欠")  # 总金额, 还欠: the sum and the balance are read from the shape
 
 # ---- change requests (``writes.py``): how a clerk says the op; the form, its fields and the
 # records come from the ERP's metadata. The first op word of a request is its op.

@@ -79,7 +79,8 @@ def build_sql(reading: Reading) -> str:
             f"GROUP BY {reading.group} ORDER BY {order} {way} LIMIT {limit}"
         )
     if reading.shape == "count":
-        return f"SELECT COUNT(*) AS record_count FROM {form.view}{tail}"
+        counted = f"DISTINCT {reading.distinct.column}" if reading.distinct else "*"
+        return f"SELECT COUNT({counted}) AS record_count FROM {form.view}{tail}"
     columns = display_columns(form)
     if measure and measure not in columns:
         columns.append(measure)
@@ -139,6 +140,14 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
                 f"{lead}: {what} = ${{prev|sum:{measure}}} (over ${{prev.rows.0.1}} records)."
                 if en
                 else f"{lead}：{zh} ${{prev|sum:{measure}}}（共 ${{prev.rows.0.1}} 条记录）。"
+            )
+            return {"plan": [step], "answer": text}
+        if reading.shape == "count" and reading.distinct:
+            label = _label(reading, reading.distinct.column)
+            text = (
+                f"{lead}: ${{prev.rows.0.0}} different {label}."
+                if en
+                else f"{lead}：{label} 共 ${{prev.rows.0.0}} 个（不同的值）。"
             )
             return {"plan": [step], "answer": text}
         if reading.shape == "count":

@@ -26,10 +26,11 @@ class Reading:
     period: phrases.Period | None = None
     english: bool = False
     chosen: bool = False  # read again with the user's pick of candidates
+    distinct: FieldMeta | None = None  # a count of a field's values (几个仓库), not of the records
 
     @property
     def needs_sql(self) -> bool:
-        return self.shape in ("aggregate", "group", "top") or bool(self.where)
+        return self.shape in ("aggregate", "group", "top") or bool(self.where) or self.distinct is not None
 
 
 @dataclass

@@ -49,8 +49,10 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         reading.shape, reading.group = "group", grouped
         reading.measure = numeric[0] if numeric else money_field(form, text)
         return
+    named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
     if lexicon.COUNT.search(residual):
         reading.shape = "count"
+        reading.distinct = _counted_field(reading, own_labels, named)
         return
     if _which_is_extreme(reading, text, residual, numeric):
         return
@@ -59,11 +61,11 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", quantity
         return
     for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
-        if pattern.search(residual) and (numeric or lexicon.MONEY.search(text)):
+        said = pattern.search(residual) or (agg == "sum" and lexicon.HOW_MUCH.search(text))
+        if said and (numeric or lexicon.MONEY.search(text)):
             reading.shape, reading.agg = "aggregate", agg
             reading.measure = numeric[0] if numeric else money_field(form, text)
             return
-    named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
     asked = [  # 供应商 names the form, not its code and name fields
         t.target
         for t in own_labels
@@ -74,6 +76,22 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         return
     if numeric and lexicon.SUM.search(residual):
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
+
+
+def _counted_field(reading: Reading, own_labels: list[Term], named: set[tuple[int, int]]) -> FieldMeta | None:
+    """一共有几个仓库 over the stock ledger counts its warehouses, not its rows: the one text field
+    the question names that is neither the form itself nor a filter it applied."""
+    filtered = _filtered_columns(reading)
+    fields = {
+        t.target.column: t.target
+        for t in own_labels
+        if isinstance(t.target, FieldMeta)
+        and not t.target.numeric
+        and t.target.type in ("text", "select")
+        and t.target.column not in filtered
+        and t.span not in named
+    }
+    return next(iter(fields.values())) if len(fields) == 1 else None
 
 
 def _which_is_extreme(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> bool:
