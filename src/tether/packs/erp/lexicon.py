@@ -283,3 +283,63 @@ FILLER_RE = re.compile("|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.es
 
 # single characters left over that carry no meaning of their own (轴承类, 哪些呀)
 IGNORED = frozenset("类些么呀哦嘛儿啥呗哈每天总欠")  # 总金额, 还欠: the sum and the balance are read from the shape
+
+# ---- change requests (``writes.py``): how a clerk says the op; the form, its fields and the
+# records come from the ERP's metadata. The first op word of a request is its op.
+WRITE_VERBS: dict[str, re.Pattern[str]] = {
+    "delete": re.compile(r"删除|删掉|删了|删去|作废|不要了|\bdelete\b|\bremove\b", re.I),
+    "examine": re.compile(r"(?<![反已未没待])审(?:核|批|一下|一审|了)|\bapprove\b|\bexamine\b", re.I),
+    "generate": re.compile(
+        r"转成|转为|转换成|转换为|生成|下推|转(?=销售|订单|发货|发票|收款)|\bconvert\b|\bturn\b|\bgenerate\b", re.I
+    ),
+    "update": re.compile(
+        r"改成|改为|改到|修改为|修改成|更改为|更改成|调整为|调整成|调整到|调成|调到|调为|设为|设置为|设成|换成|"
+        r"(?:修改|更改|调整)(?=[^为]+为)|"
+        r"\bchange\b|\bset\b|\bupdate\b",
+        re.I,
+    ),
+    "create": re.compile(
+        r"(?:做|开|出|新建|新开|创建|建|起草)(?:一|1)?(?:个|张|份)?报价|报个价|报价给|^\s*quote\b|"
+        r"\b(?:create|make|draft|new)\s+(?:a\s+)?quot(?:e|ation)\b",
+        re.I,
+    ),
+}
+# the form an English create verb names (quote → the form aliased "quotation")
+CREATE_FORM: dict[str, str] = {"quote": "quotation"}
+# a question about a bill, not a change of it (审核了吗, 是谁删除的, has it been approved)
+ASK_WORDS = re.compile(
+    r"哪|多少|是否|有没有|什么|谁|怎么|为什么|已审|已经审|审核过|审过|没审|未审|待审|了没|状态|记录|"
+    r"^\s*(?:is|was|has|have|did|does|who|which|what|how|when|why|whether)\b",
+    re.I,
+)
+# an op undone or not wanted (反审核, 撤销审核, 别删, don't delete): not the op its verb says
+NEGATED = re.compile(
+    r"反审|弃审|撤销|撤回|取消|不要审|别审|不用审|不要删|别删|不用删|不删|不审|先别|"
+    r"\bdon'?t\b|\bdo not\b|\bnever\b|\bundo\b|\bcancel\b|\bunapprove\b|\brevoke\b",
+    re.I,
+)
+ASK_MARKS = re.compile(r"[？?]|吗")
+POLITE = re.compile(r"^\s*(?:能不能|能否|可不可以|可以|能|麻烦|请|帮我|帮忙|could you|can you|please)", re.I)
+# words a clerk uses for a field's label (价格 for 单价; remark's English words for 备注)
+FIELD_SYNONYMS: dict[str, str] = {
+    "交货期": "交期",
+    "货期": "交期",
+    "交货天数": "交期",
+    "交期天数": "交期",
+    "delivery days": "交期",
+    "lead time": "交期",
+    "价格": "单价",
+    "价钱": "单价",
+    "价": "单价",
+    "price": "单价",
+    "unit price": "单价",
+    "quantity": "数量",
+    "qty": "数量",
+    "note": "备注",
+    "comment": "备注",
+    "remarks": "备注",
+    "有效期": "有效期至",
+    "valid until": "有效期至",
+    "税点": "税率",
+    "tax rate": "税率",
+}

@@ -24,6 +24,7 @@ class FieldMeta:
     options: tuple[tuple[str, str], ...] = ()  # (value, label)
     ref: str | None = None
     max_length: int | None = None
+    read_only: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -56,6 +57,9 @@ class FormMeta:
     fields: tuple[FieldMeta, ...]
     filters: tuple[FilterMeta, ...]
     columns: frozenset[str] = frozenset()  # the view's columns (empty: unknown, SQL is not offered)
+    details: tuple[FieldMeta, ...] = ()  # a bill's line fields (material, qty, unit price)
+    examinable: bool = False
+    writable: bool = False
 
     @classmethod
     def from_erp(cls, card: dict[str, Any], config: dict[str, Any], columns: frozenset[str] = frozenset()) -> FormMeta:
@@ -64,8 +68,13 @@ class FormMeta:
             aliases = [a for a in _SPLIT.split(aliases) if a]
         fields = tuple(
             FieldMeta(str(f["column"]), str(f.get("label") or f["column"]), str(f.get("type") or "text"),
-                      _options(f.get("options")), f.get("ref"), f.get("maxLength"))
+                      _options(f.get("options")), f.get("ref"), f.get("maxLength"), bool(f.get("readOnly")))
             for f in config.get("master") or [] if f.get("column")
+        )  # fmt: skip
+        details = tuple(
+            FieldMeta(str(f["column"]), str(f.get("label") or f["column"]), str(f.get("type") or "text"),
+                      _options(f.get("options")), f.get("ref"), f.get("maxLength"), bool(f.get("readOnly")))
+            for f in (config.get("detail") or {}).get("fields") or [] if f.get("column")
         )  # fmt: skip
         filters = tuple(
             FilterMeta(str(f["name"]), str(f.get("label") or f["name"]), str(f.get("type") or "text"),
@@ -83,6 +92,9 @@ class FormMeta:
             fields=fields,
             filters=filters,
             columns=columns,
+            details=details,
+            examinable=bool(config.get("examinable")),
+            writable=bool(config.get("writable")),
         )
 
     def label_of(self, column: str) -> str:

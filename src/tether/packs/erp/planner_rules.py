@@ -16,6 +16,9 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
+from tether.pack import phrases
+from tether.packs.erp import lexicon
+
 # codes sit next to Chinese characters, which count as word characters: no \b here
 BILL_NO = re.compile(r"(?<![A-Za-z0-9])(QT|SO|DN|IV|RC|PO|IN)\d{6}-\d{4}(?![0-9])", re.I)
 MATERIAL_CODE = re.compile(r"(?<![A-Za-z0-9])M\d{4}(?![0-9])", re.I)
@@ -176,7 +179,9 @@ def _reconciliation(query: str) -> dict[str, Any] | None:
     }
 
 
-_NEW_QUOTE_FOR = re.compile(r"(?:新建|新开|开|做)(?:一张|一份)?报价单?(?:给|，给)?(?:客户)?(.*)$|给(?:客户)?(.+?)报价")
+_NEW_QUOTE_FOR = re.compile(
+    r"(?:新建|新开|开|做)(?:一张|一份)?报价单?(?:给|，给)?(?:客户)?(.*)$|给(?:客户)?(.+?)(?:做个|做一个|做张|开个|出个)?报价"
+)
 
 
 def _new_quotation(query: str) -> dict[str, Any] | None:
@@ -251,6 +256,8 @@ def _update_payload(field: str, value: str) -> dict[str, Any]:
 
 def _change(query: str) -> dict[str, Any] | None:
     """Update / examine / delete of one bill: a proposal with its diff, confirmed by the person."""
+    if lexicon.NEGATED.search(query):
+        return None  # 撤销审核, 别删: not the op the verb says; the change reader says what it can do
     args: dict[str, Any] | None = None
     if match := _UPDATE.search(query):
         value = re.sub(r"[。！!]+$", "", match["value"].strip())
@@ -273,9 +280,30 @@ def _change(query: str) -> dict[str, Any] | None:
     return {"plan": [{"tool": "propose_write", "args": args}], "answer": WRITE_ANSWER}
 
 
+_QTY_SAID = re.compile(r"\d+(?:\.\d+)?\s*(?:个|台|套|件|只|根|米|盒|吨|公斤|张|片|pcs?|pieces|units?)", re.I)
+
+
+def _change_request(query: str) -> dict[str, Any] | None:
+    """A change no pinned phrasing takes (QT…这张不要了, 帮我把QT…审一下, QT…交期改到20天, change the
+    remark of …, 给恒达做个报价，M0004两台): the reader reads it from the metadata (``writes.py``)
+    into a proposal, a question or "not understood"."""
+    text = phrases.arabic(query)
+    if lexicon.ASK_WORDS.search(text) or (lexicon.ASK_MARKS.search(text) and not lexicon.POLITE.search(text)):
+        return None
+    ops = [op for op, verb in lexicon.WRITE_VERBS.items() if verb.search(text)]
+    if not ops:
+        return READER if BILL_NO.search(text) and lexicon.NEGATED.search(text) else None  # 反审核<单号>
+    if BILL_NO.search(text) and ops != ["create"]:
+        return READER
+    if "create" in ops and _QTY_SAID.search(re.sub(r"[一1](?:张|份|个)(?=报价)", "", text)):
+        return READER  # a new bill with its lines said; without them, the form path collects them
+    return None
+
+
 RULES = (
     _change,
     _quote_with_lines,
+    _change_request,
     _new_quotation,
     _quotation,
     _reconciliation,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.packs.erp.metadata import FormMeta
-from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
+from tether.packs.erp.readings import Ask, Outcome, Proposal, Reading, Refusal
 
 LIST_SIZE = 20
 TABLE_COLUMNS = 8
@@ -107,6 +107,8 @@ def plan_of(outcome: Outcome, question: str) -> dict[str, Any]:
     """``{plan, answer}``: the steps for the planner to run and the answer template."""
     if isinstance(outcome, Refusal):
         return {"plan": [], "answer": outcome.text}
+    if isinstance(outcome, Proposal):  # a change: a proposal the person confirms, never a write
+        return {"plan": [{"tool": "propose_write", "args": outcome.args}], "answer": "${prev.text}"}
     if isinstance(outcome, Ask):
         return {
             "plan": [

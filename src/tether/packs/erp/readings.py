@@ -1,5 +1,5 @@
-"""What the reader makes of a question: a ``Reading`` (the form, the filters, the shape), an
-``Ask`` (a question back, with options) or a ``Refusal`` (what it did not understand)."""
+"""What the reader makes of a question: a ``Reading`` (the form, the filters, the shape), a
+``Proposal`` (a change request's ``propose_write`` arguments), an ``Ask`` (a question back, with options) or a ``Refusal`` (what it did not understand)."""
 
 from __future__ import annotations
 
@@ -44,4 +44,11 @@ class Refusal:
     text: str
 
 
-Outcome = Reading | Ask | Refusal
+@dataclass
+class Proposal:
+    """A change request read: the ``propose_write`` arguments (a proposal the person confirms)."""
+
+    args: dict[str, Any]
+
+
+Outcome = Reading | Ask | Refusal | Proposal

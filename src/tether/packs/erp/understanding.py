@@ -1,4 +1,5 @@
-"""``read_question``: the offline planner's reader as a tool. It reads a clerk's question against
+"""``read_question``: the offline planner's reader as a tool. It reads a clerk's question (or change
+request: ``writes.py``, whose outcome is a ``propose_write`` proposal) against
 the caller's own view of the ERP — their granted forms' metadata and the values seen in those
 forms' rows, read as them through the SQL sandbox (brand, subsidiary, own customers) — and returns
 the steps that answer it (``plans.plan_of``). It reads; it never fetches the answer itself, so the
@@ -15,7 +16,7 @@ from datetime import date
 from typing import Any
 
 from tether.pack import Policy, QueryFailed, SqlRejected, Tool, ToolContext, ToolError, guard, tool
-from tether.packs.erp import plans, reader
+from tether.packs.erp import plans, reader, writes
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
 from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.tools import Erp, login_guard, token
@@ -107,7 +108,10 @@ def build_read_question(erp: Erp) -> Tool:
         if not question.strip():
             raise ToolError("question must not be empty")
         catalog = await cache.catalog(ctx)
-        outcome = reader.read(question[:500], catalog, date.today(), prefer=choice.strip() or None)
+        prefer = choice.strip() or None
+        outcome = writes.read_change(question[:500], catalog, prefer) or reader.read(
+            question[:500], catalog, date.today(), prefer=prefer
+        )
         return plans.plan_of(outcome, question[:500])
 
     read_question.in_dsl = False  # a replay runs the reads it chose, not the reading

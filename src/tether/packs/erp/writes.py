@@ -1,0 +1,376 @@
+"""The offline reader of change requests: a clerk's write (删掉 / 审一下 / 转成订单 / 交期改到20天 /
+给恒达做个报价) read from the ERP's own metadata — the bill number's prefix names the form, the
+form's field labels (and its lines' fields) name what changes, the forms' names and aliases name
+the bill to generate, the customer and materials are found among the records the caller can see.
+
+The result is always a ``Proposal`` (``propose_write`` arguments: the person sees the diff and
+confirms), an ``Ask``, or a ``Refusal`` saying which word it did not understand — never a guess:
+a wrong proposal is worse than "I can't do that offline". ``None``: not a change request.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tether.pack import phrases
+from tether.packs.erp import lexicon
+from tether.packs.erp.metadata import Catalog, FieldMeta, FormMeta, Seen
+from tether.packs.erp.readings import Ask, Outcome, Proposal, Refusal
+from tether.packs.erp.wording import CJK
+
+BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
+_QUOTES = "\"'“”‘’「」『』"
+_END = re.compile(r"[\s。！!？?，,；;吧啊呀]+$")
+_NUMBER = re.compile(
+    r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?:天|日|元|块|个|台|件|套|%|days?|pcs?|yuan)?\s*$",
+    re.I,
+)
+
+
+def _op(text: str) -> tuple[str, re.Match[str]] | None:
+    """The first change verb of the request (its op and where it is)."""
+    found = [(m.start(), op, m) for op, verb in lexicon.WRITE_VERBS.items() if (m := verb.search(text))]
+    if not found:
+        return None
+    _, op, match = min(found, key=lambda f: f[0])
+    return op, match
+
+
+def read_change(question: str, catalog: Catalog, prefer: str | None = None) -> Outcome | None:
+    """A change request read into a proposal, a question or a refusal; ``None``: not one."""
+    text = question.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    english = not CJK.search(text)
+    if lexicon.ASK_WORDS.search(text) or (lexicon.ASK_MARKS.search(text) and not lexicon.POLITE.search(text)):
+        return None  # 审核了吗 / has it been approved: a question about the bill, the reader's
+    op = _op(text)
+    bill = BILL.search(text)
+    if op is None and bill is not None and lexicon.NEGATED.search(text):
+        return _cannot(english)  # 反审核<单号>: an op undone, which it does not propose
+    if op is None:
+        return None
+    if bill is None:
+        if op[0] == "create":
+            return _create(text, op[1], catalog, english, prefer)
+        return None  # 删除的单据有哪些: no bill named, not a change of one
+    return _change_of_bill(text, op, bill, catalog, english, prefer)
+
+
+def _change_of_bill(
+    text: str,
+    op: tuple[str, re.Match[str]],
+    bill: re.Match[str],
+    catalog: Catalog,
+    english: bool,
+    prefer: str | None,
+) -> Outcome | None:
+    command = text[: op[1].end()] if op[0] == "update" else text  # not the new value (备注改成不要删除)
+    if lexicon.NEGATED.search(command):
+        return _cannot(english)
+    if len({b.group(0).upper() for b in BILL.finditer(text)}) > 1:
+        if english:
+            return Refusal("One bill at a time, please: I propose a change to one bill per request.")
+        return Refusal("请一次只说一张单据：离线规划器每次只提议修改一张单据。")
+    bill_no = (bill[1] + bill[2]).upper()
+    form = next((f for f in catalog.forms if (f.bill_prefix or "").upper() == bill[1].upper()), None)
+    if form is None:
+        if english:
+            return Refusal(f"None of your forms has bills numbered like {bill_no}; I can't change it offline.")
+        return Refusal(f"您的表单里没有单号形如 {bill_no} 的单据，离线规划器无法修改它。")
+    named = _form_said_before(text[: bill.start()], catalog.forms)
+    if op[0] != "generate" and named and form not in named:
+        other = "、".join(f.name for f in named)
+        if english:
+            return Refusal(f"{bill_no} is a {form.name}, not a {other}; which did you mean?")
+        return Refusal(f"{bill_no} 是{form.name}，不是{other}。请核对单号。")
+    if op[0] in ("delete", "examine"):
+        if op[0] == "examine" and not form.examinable:
+            return Refusal(f"{form.name} is not examined." if english else f"{form.name}没有审核这一步。")
+        return Proposal({"form_id": form.form_id, "op": op[0], "record_id": bill_no})
+    if op[0] == "generate":
+        return _generate(text, op[1], form, bill_no, catalog, english, prefer)
+    if op[0] == "update":
+        return _update(text, op[1], form, bill, bill_no, english)
+    return None
+
+
+def _named_forms(text: str, forms: list[FormMeta]) -> list[FormMeta]:
+    """The forms ``text`` names by name or alias, the longest naming first (销售订单 before 订单)."""
+    lower = text.lower()
+    hits = [(len(w), f) for f in forms for w in (f.name, *f.aliases) if len(w) >= 2 and w.lower() in lower]
+    if not hits:
+        return []
+    longest = max(n for n, _ in hits)
+    return list({f.form_id: f for n, f in hits if n == longest}.values())
+
+
+def _cannot(english: bool) -> Refusal:
+    if english:
+        return Refusal(
+            "I can't do that offline: I propose only deletes, examines, generates, updates and new quotations."
+        )
+    return Refusal("离线规划器不能这样操作：只能提议删除、审核、生成下游单据、修改字段和新建报价。")
+
+
+def _form_said_before(before: str, forms: list[FormMeta]) -> list[FormMeta]:
+    """The forms named right before the bill number (审核销售订单<单号>, quotation <no>)."""
+    before = re.sub(r"[\s的:：]+$", "", before).lower()
+    hits = [(len(w), f) for f in forms for w in (f.name, *f.aliases) if len(w) >= 2 and before.endswith(w.lower())]
+    longest = max((n for n, _ in hits), default=0)
+    return [f for n, f in hits if n == longest]
+
+
+def _generate(
+    text: str, verb: re.Match[str], form: FormMeta, bill_no: str, catalog: Catalog, english: bool, prefer: str | None
+) -> Outcome:
+    after = text[verb.end() :]
+    targets = [f for f in _named_forms(after, catalog.forms) if f.form_id != form.form_id and f.bill_prefix]
+    if prefer:
+        targets = [f for f in targets if f.name == prefer] or targets
+    if not targets:
+        names = "、".join(f.name for f in catalog.forms if f.bill_prefix and f.form_id != form.form_id)
+        if english:
+            return Refusal(f"Which bill should {bill_no} become? I did not understand “{after.strip()}”.")
+        return Refusal(f"没有理解要由 {bill_no} 生成哪种单据（“{after.strip()}”）。可以生成的单据：{names}。")
+    if len(targets) > 1:
+        options = [f.name for f in targets]
+        lead = "Which bill do you mean?" if english else "要生成哪种单据？"
+        return Ask(lead + " " + " / ".join(options), options)
+    source = {"formId": form.form_id, "billId": bill_no}
+    return Proposal({"form_id": targets[0].form_id, "op": "generate", "source_ref": source})
+
+
+# 第1行的单价 / 明细第2行单价 / line 1's price / the price of line 1
+_LINE = re.compile(r"(?:明细)?第\s*(\d{1,3})\s*行的?|(?:the\s+)?line\s*(\d{1,3})(?:'s)?", re.I)
+_MATERIAL_LINE = re.compile(r"^(?:明细(?:中|里)?)?(?P<code>[A-Za-z]\d{3,}[A-Za-z0-9-]*)\s*的?(?P<field>.+)$")
+_SEPARATOR = re.compile(r"\bto\b|为", re.I)  # the field … to / 为 the value, after a leading verb
+_EN_OF = re.compile(r"^(?:the\s+)?(?P<field>.+?)\s+(?:of|on|in|for)\s*(?:the\s+)?(?:\w+\s+)?$", re.I)
+
+
+def _said_field(text: str, verb: re.Match[str], bill: re.Match[str]) -> tuple[str, int | None, str | None]:
+    """The words naming the field, and the line (its number, or its material's code) if any."""
+    if verb.start() >= bill.end():  # 把报价单<单号>的交期改成15 / <单号>交期改到20天
+        said = text[bill.end() : verb.start()]
+    else:  # change the remark of quotation <no> to … / set <no>'s remark to … / 修改<单号>的交期为20天
+        said = text[verb.end() : bill.start()]
+        if m := _EN_OF.match(said.strip() + " "):
+            said = m["field"]
+        if not said.strip():
+            said = re.split(_SEPARATOR, text[bill.end() :], maxsplit=1)[0]
+    said = re.sub(r"^(?:\s|的|里的|中的|里|'s\b)+|[\s的']+$", "", said).strip()
+    if m := _LINE.search(said):
+        said = (said[: m.start()] + said[m.end() :]).strip(" 的")
+        return re.sub(r"^(?:the\s+)?|\s+(?:of|on|in)$", "", said, flags=re.I).strip(), int(m[1] or m[2]), None
+    if m := _MATERIAL_LINE.match(said):
+        return m["field"].strip(), None, m["code"].upper()
+    return said, None, None
+
+
+def _update(
+    text: str, verb: re.Match[str], form: FormMeta, bill: re.Match[str], bill_no: str, english: bool
+) -> Outcome:
+    said, line_no, material = _said_field(text, verb, bill)
+    value_text = _value_after(text, verb, bill)
+    on_line = line_no is not None or material is not None
+    fields = form.details if on_line else form.fields
+    field = _field(said, fields)
+    if field is None and not on_line and _field(said, form.details) is not None:
+        if english:
+            return Refusal(f"Which line's {said}? Say e.g. “line 1's {said}” or the material code.")
+        return Refusal(f"要改哪一行的{said}？请说明行号（如“第1行的{said}”）或物料编码。")
+    where = "line" if line_no is not None else form.name
+    if field is None:
+        known = "、".join(f.label for f in fields if not f.read_only)
+        if english:
+            return Refusal(f"I did not understand which field of {where} “{said}” is; the fields: {known}.")
+        return Refusal(f"没有理解“{said}”是{form.name}{'明细' if line_no else ''}的哪个字段。可以修改的字段：{known}。")
+    if field.read_only:
+        return Refusal(
+            f"{field.label} is computed, not changed." if english else f"{field.label}是计算得出的，不能直接修改。"
+        )
+    value = _value(value_text, field)
+    if value is None:
+        if english:
+            return Refusal(f"I did not understand the new {field.label}: “{value_text}”.")
+        return Refusal(f"没有理解{field.label}的新值：“{value_text}”。")
+    payload: dict[str, Any] = {field.column: value}
+    if line_no is not None:
+        payload = {"details": [{"line_no": line_no, field.column: value}]}
+    elif material is not None:
+        payload = {"details": [{"material_id": material, field.column: value}]}
+    return Proposal({"form_id": form.form_id, "op": "update", "record_id": bill_no, "payload": payload})
+
+
+def _value_after(text: str, verb: re.Match[str], bill: re.Match[str]) -> str:
+    rest = text[verb.end() :]
+    if verb.start() < bill.start():  # change … <bill> to <value> / 修改<单号>的交期为<值>
+        parts = re.split(_SEPARATOR, text[bill.end() :], maxsplit=1)
+        rest = parts[1] if len(parts) > 1 else ""
+    rest = _END.sub("", rest.strip())
+    return rest.strip().strip(_QUOTES).strip()
+
+
+def _field(said: str, fields: tuple[FieldMeta, ...]) -> FieldMeta | None:
+    """The field a clerk names: its label, the label's core (交期(天) → 交期), a synonym, the column."""
+    word = lexicon.FIELD_SYNONYMS.get(said.lower(), said)
+    key = word.lower().replace(" ", "_")
+    for f in fields:
+        core = re.sub(r"[（(].*?[)）]$", "", f.label)
+        if word in (f.label, core) or key == f.column.lower():
+            return f
+    return None
+
+
+def _value(raw: str, field: FieldMeta) -> Any:
+    if not raw or "${" in raw:
+        return None  # nothing said, or a template: a value is text, never a reference
+    if field.numeric:
+        m = _NUMBER.match(phrases.arabic(raw))
+        if m is None:
+            return None
+        number = float(m["n"])
+        return int(number) if field.type == "integer" or number.is_integer() else number
+    if field.options:
+        return next((v for v, label in field.options if raw in (v, label)), None)
+    if field.type == "date":
+        return raw if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw) else None
+    if field.type == "ref":
+        return None  # a record by name: the form's own collect/propose path resolves those
+    return raw
+
+
+# ---- a new bill with its lines: 给恒达做个报价，M0004两台，1300一台 / quote X for 5 pcs of M0003 at 45 each
+
+_PRICE_EACH = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(?:元|块|yuan)?\s*(?:一|每|/|per\s*|a\s*)(?:台|个|件|套|只|根|米|张|片|pcs?|piece|unit)|"
+    r"(?:at|@)\s*(\d+(?:\.\d+)?)\s*(?:each|apiece|/\s*pc)?|(?:单价|价格|每台|每个|each)\s*[:：]?\s*(\d+(?:\.\d+)?)",
+    re.I,
+)
+_QTY = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(?:个|台|套|件|只|根|米|盒|吨|公斤|张|片|pcs?|pieces|units?)(?:\s*of\b)?|(?:数量|qty)\s*[:：]?\s*(\d+(?:\.\d+)?)",
+    re.I,
+)
+_CUSTOMER = re.compile(r"给(?:客户)?(?P<zh>.+?)(?:做|开|出|报|新建|建)|quote\s+(?:to\s+)?(?P<en>.+?)\s+for\b", re.I)
+_LINE_SPLIT = re.compile(r"[；;]|\band\b|另外|还有")
+_LEFT_OK = re.compile(r"^[\s，,。.、:：的和及x×*]*$", re.I)
+
+
+def _ref_rows(catalog: Catalog, form_id: str | None) -> list[Seen]:
+    return [r for r in catalog.rows if r.form_id == form_id]
+
+
+def _records(word: str, rows: list[Seen]) -> list[Seen]:
+    """The records ``word`` names among ``rows``: exactly by code or name, else as part of a name."""
+    key = word.lower().strip()
+    if not key:
+        return []
+    cols = ("code", "name", "short_name")
+    exact = [r for r in rows if any(r.values.get(c, "").lower() == key for c in cols)]
+    if exact:
+        return list({r.values.get("code") or r.values.get("name"): r for r in exact}.values())
+    part = [
+        r for r in rows if len(key) >= 2 and any(key in r.values.get(c, "").lower() for c in ("name", "short_name"))
+    ]
+    return list({r.values.get("code") or r.values.get("name"): r for r in part}.values())
+
+
+def _shown(row: Seen) -> str:
+    return " ".join(dict.fromkeys(v for c in ("code", "name", "spec") if (v := row.values.get(c))))
+
+
+def _create(text: str, verb: re.Match[str], catalog: Catalog, english: bool, prefer: str | None) -> Outcome | None:
+    forms = _named_forms(text, catalog.forms) or _named_forms(
+        lexicon.CREATE_FORM.get(verb.group(0).lower(), ""), catalog.forms
+    )
+    forms = [f for f in forms if f.writable and f.details]
+    if len(forms) != 1:
+        return None  # no one bill with lines named: the form path (新建一张报价单给…) or the reader
+    form = forms[0]
+    party = next((f for f in form.fields if f.type == "ref" and f.column.endswith("customer_id")), None)
+    material = next((f for f in form.details if f.type == "ref"), None)
+    who = _CUSTOMER.search(text)
+    if party is None or material is None or who is None:
+        return None
+    name = re.sub(r"^(?:一下|个|客户)|(?:一个|一张|一份|个)$", "", (who["zh"] or who["en"] or "").strip()).strip()
+    rows = _ref_rows(catalog, party.ref)
+    # the customers the caller can see; none seen (a form not granted): propose_write resolves the name
+    customers = _records(name, rows) if rows else [Seen("", {"name": name})]
+    if prefer:
+        customers = [r for r in customers if prefer.split()[0] in r.values.values()] or customers
+    if not customers:
+        if english:
+            return Refusal(f"I did not find the customer “{name}” among those you can see.")
+        return Refusal(f"没有在您能查看的客户中找到“{name}”。")
+    if len(customers) > 1:
+        shown = [_shown(r) for r in customers][:8]
+        lead = (
+            f"“{name}” matches several customers; which one?" if english else f"“{name}”对应多个客户，您指的是哪一个？"
+        )
+        return Ask(lead + " " + " / ".join(shown), shown)
+    rest = text[who.end() :]
+    if m := re.search(r"报价单?|quotation|\bfor\b", rest, re.I):
+        rest = rest[m.end() :]
+    lines = []
+    for part in _LINE_SPLIT.split(rest):
+        if not part.strip(" ，,。."):
+            continue
+        line = _line(part, _ref_rows(catalog, material.ref), english)
+        if not isinstance(line, dict):
+            return line
+        lines.append(line)
+    if not lines:
+        return None  # no lines said: the form path collects them
+    payload = {party.column: customers[0].values.get("code") or name, "details": lines}
+    return Proposal({"form_id": form.form_id, "op": "create", "payload": payload})
+
+
+def _line(part: str, materials: list[Seen], english: bool) -> dict[str, Any] | Outcome:
+    """One line: a material (code or name), a quantity with its unit, a unit price."""
+    price = None
+    if m := _PRICE_EACH.search(part):
+        price = float(next(g for g in m.groups() if g))
+        part = part[: m.start()] + " " + part[m.end() :]
+    part = re.sub(r"(?<![一二两三四五六七八九\d])十(?=\s*(?:个|台|件|套|只|根|米|张|片))", "10", part)  # 十个
+    part = phrases.arabic(re.sub(r"([A-Za-z]+\d+[A-Za-z0-9-]*)", r" \1 ", part))  # M0004两台: not 00042
+    qty = None
+    if m := _QTY.search(part):
+        qty = float(m[1] or m[2])
+        part = part[: m.start()] + " " + part[m.end() :]
+    codes = {r.values.get("code", "").lower(): r for r in materials if r.values.get("code")}
+    said = re.findall(r"[A-Za-z]+\d+[A-Za-z0-9-]*", part)
+    if not materials:  # the material form is not the caller's to read: propose_write resolves the code
+        codes = {w.lower(): Seen("", {"code": w.upper()}) for w in said}
+    found = [r for word in said if (r := codes.get(word.lower()))]
+    left = re.sub(r"[A-Za-z]+\d+[A-Za-z0-9-]*", " ", part) if found else part
+    if not found:
+        names = sorted(
+            {v for r in materials for c in ("name", "spec") if (v := r.values.get(c)) and len(v) >= 2 and v in part},
+            key=len,
+            reverse=True,
+        )
+        if names:
+            found = [r for r in materials if names[0] in (r.values.get("name"), r.values.get("spec"))]
+            left = part.replace(names[0], " ")
+            if len(found) > 1:
+                shown = [_shown(r) for r in found][:8]
+                lead = (
+                    f"“{names[0]}” matches several materials; which one?"
+                    if english
+                    else f"“{names[0]}”对应多个物料，请用物料编码说明："
+                )
+                return Refusal(lead + " " + " / ".join(shown))
+    left = re.sub(r"\s*(?:pcs?|pieces|of|at|each|单价|元)\s*", " ", left, flags=re.I)
+    if not found or len(found) > 1:
+        what = part.strip(" ，,")
+        return Refusal(f"I did not find the material in “{what}”." if english else f"没有在“{what}”里找到物料。")
+    if qty is None:
+        code = found[0].values.get("code", "")
+        return Refusal(
+            f"How many of {code}?" if english else f"{code} 要报多少数量？请写明数量，如 “{code} 10个，单价46”。"
+        )
+    if not _LEFT_OK.match(left):
+        return Refusal(f"I did not understand “{left.strip()}”." if english else f"没有理解“{left.strip()}”。")
+    line: dict[str, Any] = {"material_id": found[0].values.get("code"), "qty": qty}
+    if price is not None:
+        line["unit_price"] = price
+    return line
