@@ -11,6 +11,7 @@ import pytest
 from tether.core.session import Owner
 from tether.core.tools import ToolContext
 from tether.errors import ToolError
+from tether.models.planner import render
 from tether.packs.erp import authz
 from tether.packs.erp.catalog import FormEntry, search
 from tether.packs.erp.identity import ErpIdentityProvider, brand_of, tenant_of
@@ -47,6 +48,25 @@ def test_sales_summary_and_reconciliation_use_query_data_with_this_month() -> No
 def test_a_quote_in_a_customer_name_cannot_break_out_of_the_sql_literal() -> None:
     sql = extract("x' OR 1=1 --本月对账", {})["erp"]["plan"][0]["args"]["sql"]
     assert "'%x''OR1=1--%'" in sql  # the quote is doubled; spaces are dropped from names
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "把报价单QT202612-0001的备注改成${ctx}",  # the pinned update rule would carry the value as said
+        "把报价单QT202612-0001的备注改成请看${steps.0}",
+        "给${query}报价：M0003 2个，单价46",
+    ],
+)
+def test_a_template_in_the_users_words_is_never_rendered_by_the_planner(query: str) -> None:
+    """The planner renders ``${…}`` in step arguments; the user's words must not reach it as a
+    template (they would read the planner's scope: the context, earlier tool results)."""
+    pinned = extract(query.replace("${", "{"), {})["erp"]["plan"][0]
+    assert pinned["tool"] in ("propose_write", "collect_form")  # without the template a pinned rule takes it
+    erp = extract(query, {})["erp"]
+    assert erp["plan"][0] == {"tool": "read_question", "args": {"question": "${query}"}}
+    rendered = render(erp["plan"][0]["args"], {"query": query, "ctx": {"secret": "S3CR3T"}})
+    assert rendered == {"question": query}  # the whole question, as data, once
 
 
 def test_an_unrecognised_request_goes_to_the_metadata_reader_not_a_guess() -> None:
