@@ -61,3 +61,24 @@ def test_the_refusal_names_each_marked_value_of_master_and_lines() -> None:
     message = str(refused.value)
     assert "remark (from the remark of QT202612-0007)" in message and "line 2 行备注" in message
     refuse_unacknowledged(_diff(remark="mine"))  # nothing marked: nothing to acknowledge
+
+
+def test_a_forms_answer_is_the_persons_own_text_and_never_a_source() -> None:
+    answered = {
+        "role": "tool",
+        "tool_call_id": "c2",
+        "content": json.dumps(
+            {"tool": "collect_form", "kind": "answer", "data": {"values": {"remark": "请尽快报价，含运费"}}}
+        ),
+    }
+    assert free_texts([answered, TABLE]) == [("请先付款再发货", "the remark of C0006")]
+    mine = _diff(remark="请尽快报价，含运费")
+    assert mark_tainted(mine, [RECORD, answered]) == 0
+    pasted = _diff(remark=HOSTILE)  # the hostile text the person pasted into the form: theirs, as if typed
+    answered_hostile = {
+        **answered,
+        "content": json.dumps({"tool": "collect_form", "kind": "answer", "data": {"values": {"remark": HOSTILE}}}),
+    }
+    assert mark_tainted(pasted, [RECORD, answered_hostile]) == 0
+    copied = _diff(remark=HOSTILE)  # the model copying it without the person: still marked
+    assert mark_tainted(copied, [RECORD, answered]) == 1

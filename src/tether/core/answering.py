@@ -24,6 +24,10 @@ from tether.core.tools import ToolRegistry
 from tether.core.turn import Turn
 from tether.errors import Conflict
 
+# what a settled call's tool message is labelled: a question's or form's result is what the person
+# typed ("answer": theirs, never marked tainted in a proposal — ops.taint); a proposal's outcome
+# comes from the op queue ("value")
+ANSWER_KINDS = {"question": "answer", "form": "answer"}
 LOGIN_LAPSED = "the user's login had expired; they logged in again and sent a new message"
 
 
@@ -69,7 +73,7 @@ async def answer(
     else:
         s.transition(Status.RUNNING)
         turn = runner.turn(s, resumed=True, identity=identity, guard=guard)
-    settle_call(s, call_id, tool_id, "value", result, turn.now())
+    settle_call(s, call_id, tool_id, ANSWER_KINDS.get(entry["kind"], "value"), result, turn.now())
     _note_answer(turn, answered, message, leading)
     if s.status is Status.RUNNING:
         return await runner.drive(turn)  # committed with the resumed turn's start

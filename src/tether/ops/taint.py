@@ -7,8 +7,9 @@ sees that the value was not theirs, and an approval policy may require them to t
 Free text is a string under a free-text key (``remark``, ``note``, ``memo``, ``comment``,
 ``description`` and their Chinese labels) of a tool message in the transcript, as a mapping or as
 a table's column. A proposed value is tainted when it (at least ``MIN_CHARS`` characters) is part
-of such a text, or such a text is part of it — unless the person's own messages carry it: what
-they typed is theirs. Pure: it reads the transcript it is given."""
+of such a text, or such a text is part of it — unless the person's own messages or answers carry
+it: what they typed (a message, a question's or form's answer, a tool message of kind ``answer``)
+is theirs. Pure: it reads the transcript it is given."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ FREE_TEXT_KEYS = frozenset(
 )
 LABEL_KEYS = ("bill_no", "code", "name", "id")
 MIN_CHARS = 4
+ANSWER = "answer"  # the kind of a tool message holding a person's answer (core.answering.ANSWER_KINDS)
 
 
 def _label(row: dict[str, Any], tool: str) -> str:
@@ -53,6 +55,13 @@ def _texts(value: Any, tool: str) -> Iterator[tuple[str, str]]:
 def free_texts(transcript: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     """Every free text the tool messages of ``transcript`` carry, with where it is."""
     found: list[tuple[str, str]] = []
+    for body in _tool_bodies(transcript):
+        if body.get("kind") != ANSWER:
+            found.extend(_texts(body.get("data"), str(body.get("tool") or "tool")))
+    return found
+
+
+def _tool_bodies(transcript: Sequence[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     for message in transcript:
         if message.get("role") != "tool":
             continue
@@ -61,12 +70,25 @@ def free_texts(transcript: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
         except ValueError:
             continue
         if isinstance(body, dict):
-            found.extend(_texts(body.get("data"), str(body.get("tool") or "tool")))
-    return found
+            yield body
 
 
 def _typed(transcript: Sequence[dict[str, Any]]) -> str:
-    return "\n".join(str(m.get("content") or "") for m in transcript if m.get("role") == "user")
+    """Everything the person typed: their messages and their answers to questions and forms."""
+    said = [str(m.get("content") or "") for m in transcript if m.get("role") == "user"]
+    answers = [text for b in _tool_bodies(transcript) if b.get("kind") == ANSWER for text in _strings(b.get("data"))]
+    return "\n".join(said + answers)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def source_of(value: Any, texts: list[tuple[str, str]], typed: str) -> str | None:

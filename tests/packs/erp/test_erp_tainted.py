@@ -68,3 +68,38 @@ def test_a_value_copied_from_a_hostile_remark_is_marked_and_needs_the_confirmers
         mine = typed["pendingInteraction"]["payload"]
         assert "tainted" not in _remark(mine)
         assert c.post(f"/api/ops/{mine['opId']}/confirm").status_code == 200
+
+
+def test_what_the_person_typed_into_a_form_is_theirs_even_beside_a_hostile_remark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A form's answer is the person's own words (the chat page's quotation form with a 备注 was
+    held as tainted 'from the remark of a collect_form result'): a remark they typed there is not
+    marked, though the model read a hostile remark in the same session, and needs no tick."""
+    typed = "请尽快报价，含运费"
+    from_form = {
+        "form_id": "2001",
+        "op": "create",
+        "payload": {"customer_id": "C0001", "remark": typed, "details": [LINE]},
+    }
+    model = ScriptedModel(
+        [
+            calls(("lookup_record", {"form_id": "2001", "record_id": HOSTILE_ID})),
+            calls(("collect_form", {"form_id": "2001", "prefill": {"customer_id": "C0001"}})),
+            calls(("propose_write", from_form)),
+            text("已提议。"),
+        ]
+    )
+    with serving(tmp_path, monkeypatch, model) as (url, _policy, _database), _client(url, _token(url, "sales01")) as c:
+        s = c.post("/api/agent/sessions", json={"message": "新建一张报价单给C0001"}).json()
+        assert s["status"] == "WAITING_USER_INPUT", str(s["transcript"][-3:])[-1500:]
+        form = s["pendingInteraction"]
+        answer = {"values": {"customer_id": "C0001", "remark": typed, "details": [LINE]}}
+        s = c.post(f"/api/agent/sessions/{s['sessionId']}/interactions/{form['interactionId']}", json=answer).json()
+        assert s["status"] == "WAITING_CONFIRMATION", str(s["transcript"][-3:])[-1500:]
+        settled = [json.loads(m["content"]) for m in s["transcript"] if m.get("role") == "tool"]
+        assert [b["kind"] for b in settled] == ["value", "answer", "interaction"]  # the form's: an answer
+        mine = s["pendingInteraction"]["payload"]
+        assert _remark(mine)["after"] == typed and "tainted" not in _remark(mine), mine["diff"]
+        assert c.post(f"/api/ops/{mine['opId']}/confirm").status_code == 200  # no tick needed
+        _ended(c, s["sessionId"])
