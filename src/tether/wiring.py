@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from tether.abuse import AbuseLimits
 from tether.bus import InProcessBus
-from tether.core.pipeline import MESSAGES
+from tether.core.error_messages import MESSAGES
 from tether.core.ports import (
     ChatModel,
     Closable,

@@ -12,6 +12,7 @@ Implements the core's ``UsageBudget`` port (``tether.core.ports``).
 
 from __future__ import annotations
 
+import math
 import time
 
 from limits import RateLimitItem, RateLimitItemPerDay, RateLimitItemPerMinute
@@ -20,8 +21,10 @@ from limits.aio.strategies import FixedWindowRateLimiter, MovingWindowRateLimite
 
 from tether.abuse.refusal import LimitReached, Refused, until
 from tether.abuse.storage import StorageDown, key
+from tether.core import error_messages
 from tether.core.messages import Usage
 from tether.core.session import Owner
+from tether.errors import ToolError
 from tether.settings import Settings
 
 
@@ -74,7 +77,7 @@ class UserBudget:
         except Exception as exc:
             self.down(exc)
 
-    async def take_tool_call(self, owner: Owner) -> str | None:
+    async def take_tool_call(self, owner: Owner) -> ToolError | None:
         if self.tool_calls is None or self.down.skipping:
             return None
         try:
@@ -85,7 +88,9 @@ class UserBudget:
             self.down(exc)
             return None
         self.refused("tool_calls_per_minute")
-        return (
+        return ToolError(
             f"the budget of {self.tool_calls.amount} tool calls per minute (TETHER_USER_TOOL_CALLS_PER_MINUTE) "
-            f"is spent; the next call is allowed {until(stats.reset_time)}"
+            f"is spent; the next call is allowed {until(stats.reset_time)}",
+            code=error_messages.BUDGET,
+            params={"limit": self.tool_calls.amount, "seconds": max(1, math.ceil(stats.reset_time - time.time()))},
         )

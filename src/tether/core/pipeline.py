@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from tether.core import error_messages as said
 from tether.core.events import EventType
 from tether.core.messages import ToolCall
 from tether.core.ports import Clock, NoBudget, SystemClock, UsageBudget
@@ -29,18 +30,10 @@ from tether.core.tools import (
     ToolContext,
     ToolRegistry,
 )
-from tether.errors import InvalidInput, ToolError
+from tether.errors import InvalidInput, ToolError, Unavailable
 
 Emit = Callable[[str, dict[str, Any]], None]
 SUMMARY_CHARS = 80
-TIMEOUT = "tool.timeout"
-# the pipeline's own failures as a person reads them (packs add theirs: ``Pack.messages``)
-MESSAGES: dict[str, dict[str, str]] = {
-    TIMEOUT: {
-        "zh": "{tool} 在 {seconds} 秒内没有完成，请稍后再试。",
-        "en": "{tool} did not finish within {seconds} s; try again later.",
-    },
-}
 
 
 class AuditSink(Protocol):
@@ -206,18 +199,14 @@ class ToolPipeline:
             step.args = args
             refused = await self.budget.take_tool_call(ctx.owner)  # the user's tool calls per minute
             if refused:
-                raise ToolError(refused)
+                raise refused
             if before_execute is not None and not (t.read_only or t.proposes):
                 await before_execute()
             result = await self._execute(t, args, ctx)
-        except (ToolError, InvalidInput) as exc:
-            coded = exc if isinstance(exc, ToolError) else None
-            result = ErrorResult(
-                exc.message,
-                getattr(exc, "retryable", False),
-                coded.error_code if coded else None,
-                dict(coded.params) if coded else {},
-            )
+        except ToolError as exc:
+            result = ErrorResult(exc.message, exc.retryable, exc.error_code, dict(exc.params))
+        except InvalidInput as exc:  # a tool refusing its input in its own words, for the model
+            result = ErrorResult(exc.message, False, said.INVALID_ARGUMENTS, {"tool": call.name})
         kind, data, ticket, interaction = _normalise(result, self.max_rows)
         step.finished_at = self.clock.now()
         step.result = data
@@ -253,24 +242,42 @@ class ToolPipeline:
         return Outcome(kind, content, data, step, ticket, interaction)
 
     def _admit(self, call: ToolCall, allowed: frozenset[str], ctx: ToolContext) -> tuple[Tool, dict[str, Any]]:
+        named = {"tool": call.name}
         t = self.registry.get(call.name)
         if t is None:
-            raise ToolError(f"unknown tool {call.name!r}; available tools: {', '.join(sorted(allowed))}")
+            raise ToolError(
+                f"unknown tool {call.name!r}; available tools: {', '.join(sorted(allowed))}",
+                code=said.UNKNOWN_TOOL,
+                params=named,
+            )
         if call.name not in allowed:
-            raise ToolError(f"tool {call.name!r} is not allowed in this turn; allowed: {', '.join(sorted(allowed))}")
+            raise ToolError(
+                f"tool {call.name!r} is not allowed in this turn; allowed: {', '.join(sorted(allowed))}",
+                code=said.NOT_ALLOWED,
+                params=named,
+            )
         missing = t.required_grants - ctx.grants
         if missing:
-            raise ToolError(f"not authorised to use {call.name!r}: missing grant(s) {', '.join(sorted(missing))}")
+            raise ToolError(
+                f"not authorised to use {call.name!r}: missing grant(s) {', '.join(sorted(missing))}",
+                code=said.NOT_AUTHORISED,
+                params={**named, "grants": ", ".join(sorted(missing))},
+            )
         try:
             raw = json.loads(call.arguments) if call.arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise ToolError(
                 f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object",
                 retryable=True,
+                code=said.BAD_ARGUMENTS,
+                params=named,
             ) from None
         if not isinstance(raw, dict):
-            raise ToolError("arguments must be a JSON object", retryable=True)
-        return t, t.validate(raw)
+            raise ToolError("arguments must be a JSON object", retryable=True, code=said.BAD_ARGUMENTS, params=named)
+        try:
+            return t, t.validate(raw)
+        except InvalidInput as exc:  # the model's message names each problem; a person gets the gist
+            raise ToolError(exc.message, code=said.INVALID_ARGUMENTS, params=named) from None
 
     async def _execute(self, t: Tool, args: dict[str, Any], ctx: ToolContext) -> Any:
         timeout = t.timeout_s or self.default_timeout_s
@@ -284,15 +291,28 @@ class ToolPipeline:
                     raise ToolError(
                         f"tool {t.name!r} timed out after {timeout:g}s",
                         retryable=True,
-                        code=TIMEOUT,
+                        code=said.TIMEOUT,
                         params={"tool": t.name, "seconds": f"{timeout:g}"},
                     ) from None
             except ToolError as exc:
                 if not exc.retryable or attempt >= t.retries:
                     raise
+            except Unavailable as exc:  # an outage mid-turn: retryable, and not the tool's bug
+                if attempt >= t.retries:
+                    raise ToolError(
+                        f"tool {t.name!r} could not reach {exc.upstream or 'a system it needs'}: {exc.message}",
+                        retryable=True,
+                        code=said.UNAVAILABLE,
+                        params={
+                            "system": exc.upstream.upper() if exc.upstream else t.name,
+                            "seconds": exc.retry_after_s,
+                        },
+                    ) from None
             except (InvalidInput, asyncio.CancelledError):
                 raise
             except Exception as exc:  # a tool's own bug: reported to the model, not raised
-                raise ToolError(f"tool {t.name!r} failed: {type(exc).__name__}: {exc}") from None
+                raise ToolError(
+                    f"tool {t.name!r} failed: {type(exc).__name__}: {exc}", code=said.FAILED, params={"tool": t.name}
+                ) from None
             attempt += 1
             await asyncio.sleep(min(0.2 * 2**attempt, 2.0))

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from tether.core.events import RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, Usage
 from tether.core.session import AgentSession, Identity, Owner, Status
+from tether.errors import ToolError
 
 
 class ChatModel(Protocol):
@@ -282,8 +283,9 @@ class UsageBudget(Protocol):
 
     async def charge_model(self, owner: Owner, usage: Usage | None) -> None: ...
 
-    async def take_tool_call(self, owner: Owner) -> str | None:
-        """None: the call may run (and is counted); otherwise why not, as the call's error."""
+    async def take_tool_call(self, owner: Owner) -> ToolError | None:
+        """None: the call may run (and is counted); otherwise why not, as the call's error (coded
+        ``tool.budget`` with the limit and the seconds left, for the person's language)."""
         ...
 
 
@@ -293,5 +295,5 @@ class NoBudget:
     async def charge_model(self, owner: Owner, usage: Usage | None) -> None:
         return None
 
-    async def take_tool_call(self, owner: Owner) -> str | None:
+    async def take_tool_call(self, owner: Owner) -> ToolError | None:
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tether.core import error_messages
 from tether.core.session import AgentSession
 from tether.core.skills import Skill, SkillRegistry
 from tether.core.tools import ErrorResult, Tool, ToolContext, tool
@@ -90,7 +91,11 @@ def load_skill_tool(registry: SkillRegistry) -> Tool:
     async def load_skill(ctx: ToolContext, name: str) -> Any:
         skill: Skill | None = registry.get(name)
         if skill is None:
-            return ErrorResult(f"unknown skill {name!r}; installed: {', '.join(registry.ids())}")
+            return ErrorResult(
+                f"unknown skill {name!r}; installed: {', '.join(registry.ids())}",
+                code=error_messages.UNKNOWN_SKILL,
+                params={"skill": name},
+            )
         return {"skill": skill.name, "allowedTools": list(skill.allowed_tools), "playbook": skill.body}
 
     return load_skill

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tether.core import error_messages
 from tether.core.tools import Interaction, Tool, tool
 from tether.errors import ToolError
 
@@ -27,7 +28,7 @@ def ask_user_tool() -> Tool:
         """Ask the user a short question (to disambiguate or clarify), optionally with options to
         pick from. The turn ends; the user's answer comes back as this tool's result."""
         if not question.strip():
-            raise ToolError("question must not be empty")
+            raise ToolError("question must not be empty", code=error_messages.EMPTY_QUESTION)
         payload = {
             "question": question.strip()[:1000],
             "options": _options(options or []),

@@ -17,6 +17,7 @@ from tether.core.dsl import bind_params, check_schemas, render_args
 from tether.core.events import EventType
 from tether.core.messages import ToolCall, tool_message
 from tether.core.ports import DslStore
+from tether.core.resumption import failed_job
 from tether.core.running import TurnRunner
 from tether.core.session import AgentSession, Identity, Owner, Status, new_id, split_caller
 from tether.errors import TetherError
@@ -110,6 +111,6 @@ class Replayer:
             if job is not None and job.status != "PENDING":
                 if job.status == "SUCCEEDED":
                     return "value", job.result
-                return "error", {"error": job.error or "the job failed", "result": job.result}
+                return "error", failed_job(job)
             await asyncio.sleep(POLL_S)
         return "error", {"error": f"async job {job_id} did not finish within {self.deps.limits.job_timeout_s:g}s"}

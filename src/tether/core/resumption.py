@@ -9,6 +9,9 @@ started, and the model decides what to do next. docs/runtime.md states what reco
 
 from __future__ import annotations
 
+from typing import Any
+
+from tether.core import error_messages
 from tether.core.closing import close_open_calls, settle_call
 from tether.core.decision import waiting_status
 from tether.core.events import EventType
@@ -43,10 +46,20 @@ async def apply_jobs(turn: Turn) -> bool:
     return not s.waiting_job_ids
 
 
+def failed_job(job: AsyncJob) -> dict[str, Any]:
+    """A FAILED job as its call's error: the job's own reason for the model, coded for a person."""
+    return {
+        "error": job.error or "the job failed",
+        "result": job.result,
+        "code": error_messages.JOB_FAILED,
+        "params": {"tool": job.tool_id},
+    }
+
+
 def _apply_job(turn: Turn, job: AsyncJob) -> None:
     s = turn.session
     ok = job.status == "SUCCEEDED"
-    data = job.result if ok else {"error": job.error or "the job failed", "result": job.result}
+    data = job.result if ok else failed_job(job)
     settle_call(s, job.tool_call_id, job.tool_id, "value" if ok else "error", data, turn.now())
     s.waiting_job_ids.remove(job.job_id)
     base = {"toolCallId": job.tool_call_id, "toolId": job.tool_id, "externalJobId": job.job_id}
@@ -54,7 +67,10 @@ def _apply_job(turn: Turn, job: AsyncJob) -> None:
     if ok:
         turn.emit(EventType.TOOL_EXECUTION_FINISHED, {**base, "kind": "value", "summary": summarise(data)})
     else:
-        turn.emit(EventType.TOOL_EXECUTION_FAILED, {**base, "error": data["error"]})
+        turn.emit(
+            EventType.TOOL_EXECUTION_FAILED,
+            {**base, "error": data["error"], "code": data["code"], "params": data["params"]},
+        )
 
 
 async def recover(turn: Turn) -> bool:

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from tether.core.error_messages import FAILED, MESSAGES, say
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
 from tether.core.summary import deterministic_summary
 
@@ -222,7 +223,8 @@ class PlannerModel:
     ) -> None:
         self.extractors = list(extractors or [])
         self.stream = stream  # answers arrive as TOKEN deltas too, paced like a streaming model
-        self.messages = dict(messages or {})  # a tool error's code -> {language: template} (packs')
+        # a tool error's code -> {language: template}: the core's table, the packs' merged over it
+        self.messages = {**MESSAGES, **(messages or {})}
 
     async def chat(self, request: ModelRequest) -> ModelReply:
         reply = await self._reply(request)
@@ -276,9 +278,12 @@ class PlannerModel:
             return self._call(plan[done], scope)
         template = next((k.answer for k in reversed(skills) if k.answer), None)  # the last plan's skill answers
         try:
-            text = render(template, scope) if template else self._summary(results)
-        except KeyError as exc:
-            text = f"Done, but the answer template refers to {exc.args[0]!r}, which no step produced."
+            text = render(template, scope) if template else self._summary(results, zh)
+        except KeyError as exc:  # a skill's bug, said in the language asked
+            if zh:
+                text = f"已完成，但回答模板引用了没有步骤产生的 {exc.args[0]!r}。"
+            else:
+                text = f"Done, but the answer template refers to {exc.args[0]!r}, which no step produced."
         return self._answer(text)
 
     def _scope(self, query: str, request: ModelRequest, steps: list[Any]) -> dict[str, Any]:
@@ -306,53 +311,37 @@ class PlannerModel:
         except KeyError as exc:
             if scope["_asked"]:
                 return self._answer(scope["_asked"][0])
-            return self._answer(
-                f"I could not tell {exc.args[0].split('.')[-1]!r} from your request; please say it explicitly."
-            )
+            name = exc.args[0].split(".")[-1]
+            if _CJK.search(scope["query"]):
+                return self._answer(f"我无法从您的请求中确定 {name!r}，请明确说明。")
+            return self._answer(f"I could not tell {name!r} from your request; please say it explicitly.")
         return self._tool_call(step["tool"], args)
 
-    def _say(self, code: Any, params: Any, language: str) -> str | None:
-        """A code's template filled from ``params`` in ``language``; a parameter may itself be a
-        coded message ({code, params}) or a list of them (a form's problems), said the same way.
-        None when a code or a parameter has no text in that language."""
-        template = self.messages.get(str(code), {}).get(language)
-        if template is None or not isinstance(params, dict):
-            return None
-        filled: dict[str, str] = {}
-        for key, value in params.items():
-            items = value if isinstance(value, list) else [value]
-            if all(isinstance(v, dict) and "code" in v for v in items) and items:
-                said = [self._say(v["code"], v.get("params") or {}, language) for v in items]
-                if any(s is None for s in said):
-                    return None
-                filled[key] = ("；" if language == "zh" else "; ").join(s for s in said if s is not None)
-            else:
-                filled[key] = str(value)
-        try:
-            return template.format_map(filled)
-        except (KeyError, ValueError, IndexError):  # a template the error's params do not fill
-            return None
-
     def _failure(self, failed: dict[str, Any], language: str) -> str:
-        """A failed tool's error in the language asked: its code's template where a pack has one
-        (the tool's English explanation for the model otherwise)."""
+        """A failed tool's error in the language asked: its code's template (a pack's, or the
+        core's, ``tether.core.error_messages``). An error without words of its own is said as the
+        core's ``tool.failed`` in Chinese (never an English sentence to a Chinese question) and
+        with the tool's English explanation in English."""
         raw = failed.get("data")
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        said = self._say(data.get("code"), data.get("params") or {}, language) if data.get("code") else None
-        if said is not None:
-            return f"未能完成：{said}" if language == "zh" else f"I could not finish: {said}"
+        text = say(self.messages, data.get("code"), data.get("params") or {}, language) if data.get("code") else None
+        if text is None and language == "zh":
+            text = say(self.messages, FAILED, {"tool": failed.get("tool")}, language)
+        if text is not None:
+            return f"未能完成：{text}" if language == "zh" else f"I could not finish: {text}"
         error = data.get("error", "unknown error")
         if language == "zh":
-            return f"未能完成：{failed.get('tool')} 出错：{error}"
+            return f"未能完成：{failed.get('tool')} 出错了，请换个说法或稍后再试。"
         return f"I could not finish: the tool {failed.get('tool')} failed: {error}"
 
     def _tool_call(self, tool_id: str, args: Any) -> ModelReply:
         call = ToolCall(f"call_{uuid.uuid4().hex[:12]}", tool_id, json.dumps(args, ensure_ascii=False))
         return ModelReply(tool_calls=[call], meta=META)
 
-    def _summary(self, results: list[dict[str, Any]]) -> str:
+    def _summary(self, results: list[dict[str, Any]], zh: bool) -> str:
         lines = [f"- {r.get('tool')}: {json.dumps(r.get('data'), ensure_ascii=False)[:300]}" for r in results]
-        return "Done. Results:\n" + "\n".join(lines) if lines else "Done."
+        done, listed = ("已完成。", "已完成。结果：\n") if zh else ("Done.", "Done. Results:\n")
+        return listed + "\n".join(lines) if lines else done
 
     def _answer(self, text: str) -> ModelReply:
         return ModelReply(content=text, meta=META)

@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.packs.erp.conftest import ErpServer, answer_of, runtime_events
 from tether.core.messages import ModelRequest
-from tether.core.pipeline import MESSAGES as PIPELINE_MESSAGES
+from tether.core.error_messages import MESSAGES as CORE_MESSAGES
 from tether.models.planner import PlannerModel
 from tether.packs.erp.messages import MESSAGES, invalid_values
 
@@ -31,7 +31,7 @@ def page_table() -> dict[str, dict[str, str]]:
 
 
 def test_the_page_says_each_code_as_the_planner_does() -> None:
-    assert page_table() == MESSAGES | PIPELINE_MESSAGES
+    assert page_table() == CORE_MESSAGES | MESSAGES
 
 
 def test_a_chinese_question_about_a_bill_nobody_can_see_is_answered_in_chinese(erp_server: ErpServer) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from tether.pack import ToolError
+from tether.packs.erp import messages
 from tether.packs.erp.breaker import CircuitBreaker
 
 log = logging.getLogger("tether.erp")
@@ -33,7 +34,7 @@ class LoginExpired(ToolError):
     """The ERP refused the user's token (expired or logged out)."""
 
     def __init__(self) -> None:
-        super().__init__("the ERP login has expired; log in again", retryable=False)
+        super().__init__("the ERP login has expired; log in again", retryable=False, code=messages.LOGIN_EXPIRED)
 
 
 class ErpUnreachable(ToolError):
@@ -41,7 +42,9 @@ class ErpUnreachable(ToolError):
     ``retry_after_s`` is when trying again is worth it."""
 
     def __init__(self, retry_after_s: int, reason: str) -> None:
-        super().__init__(UNREACHABLE_MESSAGE, retryable=True)
+        super().__init__(
+            UNREACHABLE_MESSAGE, retryable=True, code=messages.UNREACHABLE, params={"seconds": retry_after_s}
+        )
         self.retry_after_s = retry_after_s
         self.reason = reason  # for logs and tests: the transport error's name, "circuit open", "HTTP 503"
 

@@ -19,6 +19,8 @@ NO_EXAMINE = "erp.no_examine"
 NO_CHANGE = "erp.no_change"
 NOT_FOUND = "erp.not_found"
 INVALID = "erp.invalid_values"
+UNREACHABLE = "erp.unreachable"
+LOGIN_EXPIRED = "erp.login_expired"
 PROBLEM = "erp.problem."  # + a schema problem's code (required, type, read_only...)
 
 MESSAGES: dict[str, dict[str, str]] = {
@@ -37,6 +39,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{label}“{value}”没有您可以查看的匹配记录。",
         "en": "{label}: nothing you can see matches “{value}”.",
     },
+    UNREACHABLE: {
+        "zh": "ERP 暂时无法访问，请 {seconds} 秒后再试。",
+        "en": "The ERP cannot be reached right now; try again in {seconds} s.",
+    },
+    LOGIN_EXPIRED: {"zh": "ERP 登录已过期，请重新登录后再试。", "en": "Your ERP login has expired; log in again."},
     INVALID: {"zh": "填写的内容不符合{form}：{problems}。", "en": "The values do not fit {form}: {problems}."},
     PROBLEM + "required": {"zh": "{label}为必填项", "en": "{label} is required"},
     PROBLEM + "type": {"zh": "{label}的值格式不对", "en": "{label} has a value of the wrong kind"},

@@ -37,8 +37,21 @@ const STRINGS = {
     problem_type_integer: "请输入整数", problem_type_number: "请输入数字",
     problem_min: "不能小于 {min}", problem_positive: "必须大于 0", problem_max: "必须小于 {max}",
     problem_max_lines: "明细最多 {n} 行", problem_min_lines: "请至少添加 {n} 行明细", problem_ref: "没有您可以查看的匹配记录",
-    // tools' failures by code (core/pipeline.py's and the ERP pack's messages.py say the same for the planner)
+    // tools' failures by code (core/error_messages.py's and the ERP pack's messages.py say the same for the planner)
+    "err_tool.unknown": "助手调用了不存在的工具 {tool}，请换个说法再试。",
+    "err_tool.not_allowed": "{tool} 不能在这一步使用，请换个说法再试。",
+    "err_tool.not_authorised": "您没有使用 {tool} 的权限（缺少：{grants}）。",
+    "err_tool.bad_arguments": "助手发给 {tool} 的参数格式不对，请再试一次。",
+    "err_tool.invalid_arguments": "助手发给 {tool} 的参数不符合要求，请换个说法再试。",
+    "err_tool.budget": "您每分钟最多可调用 {limit} 次工具，本分钟的额度已用完，请 {seconds} 秒后再试。",
     "err_tool.timeout": "{tool} 在 {seconds} 秒内没有完成，请稍后再试。",
+    "err_tool.unavailable": "{system} 暂时无法访问，请 {seconds} 秒后再试。",
+    "err_tool.failed": "{tool} 出错了，请换个说法或稍后再试。",
+    "err_ask_user.empty": "助手想向您提问，但问题是空的，请再说一次您的需求。",
+    "err_skill.unknown": "没有名为 {skill} 的技能，请换个说法再试。",
+    "err_job.failed": "{tool} 的后台任务没有完成，请稍后再试。",
+    "err_erp.unreachable": "ERP 暂时无法访问，请 {seconds} 秒后再试。",
+    "err_erp.login_expired": "ERP 登录已过期，请重新登录后再试。",
     "err_erp.no_access": "表单 {form} 不存在，或您无权使用它。",
     "err_erp.no_bill": "没有找到您可以查看的{form} {bill_no}。请核对单号。",
     "err_erp.read_only": "{form}是只读的，不能通过助手写入。", "err_erp.no_examine": "{form}没有审核操作。",
@@ -122,7 +135,20 @@ const STRINGS = {
     problem_min: "Must be at least {min}", problem_positive: "Must be greater than 0", problem_max: "Must be below {max}",
     problem_max_lines: "At most {n} lines", problem_min_lines: "Add at least {n} line(s)",
     problem_ref: "Nothing you can see matches this",
+    "err_tool.unknown": "The assistant called a tool that does not exist ({tool}); try rephrasing.",
+    "err_tool.not_allowed": "{tool} cannot be used in this step; try rephrasing.",
+    "err_tool.not_authorised": "You may not use {tool} (missing: {grants}).",
+    "err_tool.bad_arguments": "The assistant sent {tool} malformed arguments; try again.",
+    "err_tool.invalid_arguments": "The assistant sent {tool} arguments it does not accept; try rephrasing.",
+    "err_tool.budget": "Your budget of {limit} tool calls per minute is spent; try again in {seconds} s.",
     "err_tool.timeout": "{tool} did not finish within {seconds} s; try again later.",
+    "err_tool.unavailable": "{system} cannot be reached right now; try again in {seconds} s.",
+    "err_tool.failed": "{tool} failed; try rephrasing or try again later.",
+    "err_ask_user.empty": "The assistant meant to ask you something but the question was empty; say again what you need.",
+    "err_skill.unknown": "There is no skill named {skill}; try rephrasing.",
+    "err_job.failed": "The background job of {tool} did not finish; try again later.",
+    "err_erp.unreachable": "The ERP cannot be reached right now; try again in {seconds} s.",
+    "err_erp.login_expired": "Your ERP login has expired; log in again.",
     "err_erp.no_access": "There is no form {form}, or you may not use it.",
     "err_erp.no_bill": "There is no {form} {bill_no} that you can see. Check the number.",
     "err_erp.read_only": "{form} is read-only: it cannot be written here.", "err_erp.no_examine": "{form} has no examine step.",
@@ -202,10 +228,13 @@ function say(code, params) {
   return /\{\w+\}/.test(text) ? null : text;
 }
 
-// A tool's failure in the page's language: its code's text where the table has it, the tool's own
-// explanation otherwise.
+// A tool's failure in the page's language: its code's text where the table has it; an uncoded
+// failure is the core's tool.failed in Chinese (never an English sentence on a Chinese page) and
+// the tool's own English explanation in English.
 export function toolError(data) {
-  return say(data.code, data.params || {}) ?? data.error;
+  const coded = say(data.code, data.params || {});
+  if (coded !== null) return coded;
+  return current === "zh" && data.toolId ? (say("tool.failed", { tool: data.toolId }) ?? data.error) : data.error;
 }
 
 // Static labels in the page: data-i18n (text), data-i18n-placeholder, data-i18n-aria (aria-label).

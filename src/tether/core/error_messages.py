@@ -1,0 +1,105 @@
+"""The core's own tool-call failures as a person reads them, and the one renderer for every coded
+failure (the core's and the packs').
+
+Each failure the governed path raises (``core/pipeline.py``: an unknown tool, one not allowed in
+the turn, arguments that fail validation, the per-user tool-call budget, a timeout, an upstream
+outage, a tool's own bug; ``core/questions.py``) carries a stable ``code`` and ``params``. The
+error's ``message`` stays plain English for the model; a person gets the code's template in their
+language. ``MESSAGES`` is the ``tether.core`` table: the planner merges the packs' tables over it
+(a pack may override a core code), and the chat page holds the same codes in its i18n table
+(``static/chat/i18n.js``, ``err_<code>``; a test keeps them in step).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Table = dict[str, dict[str, str]]  # code -> {language: template over the error's params}
+
+UNKNOWN_TOOL = "tool.unknown"
+NOT_ALLOWED = "tool.not_allowed"
+NOT_AUTHORISED = "tool.not_authorised"
+BAD_ARGUMENTS = "tool.bad_arguments"  # not JSON, or not a JSON object
+INVALID_ARGUMENTS = "tool.invalid_arguments"  # the tool's own validation refused them
+BUDGET = "tool.budget"  # the user's tool calls per minute (TETHER_USER_TOOL_CALLS_PER_MINUTE)
+TIMEOUT = "tool.timeout"
+UNAVAILABLE = "tool.unavailable"  # a system the tool needs cannot be reached now
+FAILED = "tool.failed"  # the tool's own bug, or a failure without words of its own
+EMPTY_QUESTION = "ask_user.empty"
+UNKNOWN_SKILL = "skill.unknown"
+JOB_FAILED = "job.failed"  # an async tool's job ended FAILED (its own English reason stays the model's)
+
+MESSAGES: Table = {
+    UNKNOWN_TOOL: {
+        "zh": "助手调用了不存在的工具 {tool}，请换个说法再试。",
+        "en": "The assistant called a tool that does not exist ({tool}); try rephrasing.",
+    },
+    NOT_ALLOWED: {
+        "zh": "{tool} 不能在这一步使用，请换个说法再试。",
+        "en": "{tool} cannot be used in this step; try rephrasing.",
+    },
+    NOT_AUTHORISED: {
+        "zh": "您没有使用 {tool} 的权限（缺少：{grants}）。",
+        "en": "You may not use {tool} (missing: {grants}).",
+    },
+    BAD_ARGUMENTS: {
+        "zh": "助手发给 {tool} 的参数格式不对，请再试一次。",
+        "en": "The assistant sent {tool} malformed arguments; try again.",
+    },
+    INVALID_ARGUMENTS: {
+        "zh": "助手发给 {tool} 的参数不符合要求，请换个说法再试。",
+        "en": "The assistant sent {tool} arguments it does not accept; try rephrasing.",
+    },
+    BUDGET: {
+        "zh": "您每分钟最多可调用 {limit} 次工具，本分钟的额度已用完，请 {seconds} 秒后再试。",
+        "en": "Your budget of {limit} tool calls per minute is spent; try again in {seconds} s.",
+    },
+    TIMEOUT: {
+        "zh": "{tool} 在 {seconds} 秒内没有完成，请稍后再试。",
+        "en": "{tool} did not finish within {seconds} s; try again later.",
+    },
+    UNAVAILABLE: {
+        "zh": "{system} 暂时无法访问，请 {seconds} 秒后再试。",
+        "en": "{system} cannot be reached right now; try again in {seconds} s.",
+    },
+    FAILED: {
+        "zh": "{tool} 出错了，请换个说法或稍后再试。",
+        "en": "{tool} failed; try rephrasing or try again later.",
+    },
+    EMPTY_QUESTION: {
+        "zh": "助手想向您提问，但问题是空的，请再说一次您的需求。",
+        "en": "The assistant meant to ask you something but the question was empty; say again what you need.",
+    },
+    UNKNOWN_SKILL: {
+        "zh": "没有名为 {skill} 的技能，请换个说法再试。",
+        "en": "There is no skill named {skill}; try rephrasing.",
+    },
+    JOB_FAILED: {
+        "zh": "{tool} 的后台任务没有完成，请稍后再试。",
+        "en": "The background job of {tool} did not finish; try again later.",
+    },
+}
+
+
+def say(table: Table, code: Any, params: Any, language: str) -> str | None:
+    """``code``'s template in ``language`` filled from ``params``; a parameter may itself be a
+    coded message ({code, params}) or a list of them (a form's problems), said the same way.
+    None when the code or a nested one has no text in that language, or the params do not fill it:
+    a half-said sentence is worse than the caller's fallback."""
+    template = table.get(str(code), {}).get(language)
+    if template is None or not isinstance(params, dict):
+        return None
+    filled: dict[str, str] = {}
+    for key, value in params.items():
+        items = value if isinstance(value, list) else [value]
+        if items and all(isinstance(v, dict) and "code" in v for v in items):
+            said = [say(table, v["code"], v.get("params") or {}, language) for v in items]
+            if any(s is None for s in said):
+                return None
+            filled[key] = ("；" if language == "zh" else "; ").join(s for s in said if s is not None)
+        else:
+            filled[key] = str(value)
+    try:
+        return template.format_map(filled)
+    except (KeyError, ValueError, IndexError):
+        return None
