@@ -91,30 +91,35 @@ def test_failed_job_result_goes_to_the_model(db_url: str) -> None:
             assert s.status is Status.SUCCEEDED
             msg = body(tool_messages(s)[0])
             assert msg["kind"] == "error" and msg["data"]["error"] == "upstream timeout"
-            assert "TOOL_EXECUTION_FAILED" in await h.types(s.session_id)
+            assert (msg["data"]["code"], msg["data"]["params"]) == ("job.failed", {"tool": "slow_job"})
+            failed = [e for e in await h.events(s.session_id) if e.type == "TOOL_EXECUTION_FAILED"]
+            assert failed and failed[0].data["code"] == "job.failed"  # the page says it in the person's language
 
     asyncio.run(main())
 
 
 @pytest.mark.parametrize(
-    ("call", "expected"),
+    ("call", "expected", "code"),
     [
-        (("nope", {}), "unknown tool 'nope'"),
-        (("hidden", {}), "not allowed in this turn"),
-        (("add", "{not json"), "not valid JSON"),
-        (("add", {"a": "x", "b": 1}), "invalid arguments: a"),
-        (("add", {"a": 1, "b": 2, "c": 3}), "c: Extra inputs are not permitted"),
-        (("add", "[1, 2]"), "must be a JSON object"),
+        (("nope", {}), "unknown tool 'nope'", "tool.unknown"),
+        (("hidden", {}), "not allowed in this turn", "tool.not_allowed"),
+        (("add", "{not json"), "not valid JSON", "tool.bad_arguments"),
+        (("add", {"a": "x", "b": 1}), "invalid arguments: a", "tool.invalid_arguments"),
+        (("add", {"a": 1, "b": 2, "c": 3}), "c: Extra inputs are not permitted", "tool.invalid_arguments"),
+        (("add", "[1, 2]"), "must be a JSON object", "tool.bad_arguments"),
     ],
 )
-def test_bad_calls_come_back_to_the_model_as_error_results(db_url: str, call: tuple[str, Any], expected: str) -> None:
+def test_bad_calls_come_back_to_the_model_as_error_results(
+    db_url: str, call: tuple[str, Any], expected: str, code: str
+) -> None:
     async def main() -> None:
         replies = [calls((call[0], call[1], "bad")), calls(("add", {"a": 1, "b": 1}, "good")), text("fixed")]
         async with harness(db_url, replies) as h:
             s = await h.start()
             assert s.status is Status.SUCCEEDED
             first = body(tool_messages(s)[0])
-            assert first["kind"] == "error" and expected in first["data"]["error"]
+            assert first["kind"] == "error" and expected in first["data"]["error"]  # the model's English
+            assert (first["data"]["code"], first["data"]["params"]) == (code, {"tool": call[0]})  # a person's
             assert h.counters.runs.get("hidden", 0) == 0
             assert body(tool_messages(s)[1])["data"] == {"sum": 2}
             assert "TOOL_EXECUTION_FAILED" in await h.types(s.session_id)
@@ -131,13 +136,13 @@ def test_a_raising_or_hanging_tool_gives_an_error_result(db_url: str, tool_name:
             assert expected in body(tool_messages(s)[0])["data"]["error"]
             failed = [e for e in await h.events(s.session_id) if e.type == "TOOL_EXECUTION_FAILED"]
             assert failed and expected in failed[0].data["error"]
-            # a timeout is named for a person (code + params); a tool's own bug has no words but its message
+            # both are named for a person (code + params); the message stays the model's explanation
             coded = {k: failed[0].data.get(k) for k in ("code", "params")}
             if tool_name == "hang":
                 assert coded == {"code": "tool.timeout", "params": {"tool": "hang", "seconds": "0.2"}}
                 assert body(tool_messages(s)[0])["data"]["code"] == "tool.timeout"
             else:
-                assert coded == {"code": None, "params": None}
+                assert coded == {"code": "tool.failed", "params": {"tool": "boom"}}
 
     asyncio.run(main())
 

@@ -166,7 +166,8 @@ def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
             tool_msg({"tool": "a", "kind": "error", "data": {"error": "no such thing"}}),
         ]
     )
-    assert asked_in_chinese.content == "未能完成：a 出错：no such thing"  # answered in the language asked
+    # answered in the language asked: an uncoded error is the core's tool.failed, not its English text
+    assert asked_in_chinese.content == "未能完成：a 出错了，请换个说法或稍后再试。"
 
 
 def test_a_coded_tool_error_is_answered_from_its_packs_message_in_the_language_asked() -> None:
@@ -185,9 +186,17 @@ def test_a_coded_tool_error_is_answered_from_its_packs_message_in_the_language_a
     }
     assert answer("查一下 a b", coded) == "未能完成：没有找到报价单 QT1。"  # no English sentence, no tool name
     assert answer("look up a b", coded) == "I could not finish: There is no 报价单 QT1."
-    # a code no pack knows, or params its template does not fill: the tool's own explanation
-    assert answer("查一下 a b", {**coded, "code": "x.other"}) == "未能完成：a 出错：no 报价单 QT1 that you can see"
-    assert answer("查一下 a b", {**coded, "params": {"form": "报价单"}}).endswith("no 报价单 QT1 that you can see")
+    # a code no table knows, or params its template does not fill: never half a sentence, never the
+    # model's English to a Chinese question (the core's tool.failed); in English the model's explanation
+    assert answer("查一下 a b", {**coded, "code": "x.other"}) == "未能完成：a 出错了，请换个说法或稍后再试。"
+    assert answer("查一下 a b", {**coded, "params": {"form": "报价单"}}) == "未能完成：a 出错了，请换个说法或稍后再试。"
+    assert answer("look up a b", {**coded, "code": "x.other"}).endswith("no 报价单 QT1 that you can see")
+    # a pack may override a core code
+    budget = {"error": "spent", "code": "tool.budget", "params": {"limit": 2, "seconds": 7}}
+    assert answer("查一下 a b", budget) == "未能完成：您每分钟最多可调用 2 次工具，本分钟的额度已用完，请 7 秒后再试。"
+    mine = PlannerModel([extractor], messages={"tool.budget": {"zh": "歇一会儿（{seconds} 秒）。"}})
+    history = [{"role": "user", "content": "查一下 a b"}, call, tool_msg({"tool": "a", "kind": "error", "data": budget})]
+    assert asyncio.run(mine.chat(ModelRequest(history, [], [SKILL], {}))).content == "未能完成：歇一会儿（7 秒）。"
 
 
 def test_render_keeps_types_alone_and_interpolates_in_text() -> None:
