@@ -81,3 +81,19 @@ def test_a_forms_problems_are_coded_each_with_the_label_a_person_knows() -> None
     # a problem the table has no words for: the whole failure stays the model's message, not half said
     odd = invalid_values(config, [{"field": "x", "code": "something_new", "message": "odd"}], "odd values")
     assert odd.error_code is None and odd.message == "odd values"
+
+
+def test_a_chinese_question_over_the_tool_call_budget_is_told_so_in_chinese(tmp_path: Path) -> None:
+    """A core failure (the per-user tool-call budget, not the pack's) said in the person's language."""
+    server = ErpServer(tmp_path, TETHER_USER_TOOL_CALLS_PER_MINUTE="1").start(timeout=120)
+    try:
+        with server.login("sales01") as c:
+            s = server.ask(c, "报价单有哪些")  # more than one tool call: the second is over the budget
+            answer = answer_of(s)
+            assert answer.startswith("未能完成：您每分钟最多可调用 1 次工具"), answer
+            assert not re.search(r"[A-Za-z]{3,}", answer), answer  # not one English word
+            failed = [e for e in runtime_events(c, s["sessionId"]) if e["type"] == "TOOL_EXECUTION_FAILED"]
+            assert failed and {e["data"]["code"] for e in failed} == {"tool.budget"}
+            assert "TETHER_USER_TOOL_CALLS_PER_MINUTE" in failed[0]["data"]["error"]  # the model's stays
+    finally:
+        server.stop()
