@@ -161,6 +161,7 @@ class Pack:
     migrations: PackMigrations | None = None
     op_executors: list[OpExecutor] = field(default_factory=list)  # carry confirmed ops out, by name
     # a ToolError code -> {language: template over its params}: the failure as a person reads it
+    # (merged over the core's table, tether.core.error_messages: a pack may override a core code)
     messages: dict[str, dict[str, str]] = field(default_factory=dict)
 
 

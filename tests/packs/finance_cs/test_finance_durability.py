@@ -80,7 +80,8 @@ def test_a_job_killed_mid_analysis_after_restart(
         failed = tool_results(session)[-1]
         assert (failed["tool"], failed["kind"]) == ("analyze_keywords_async", "error")
         assert "interrupted" in failed["data"]["error"]
-        assert "未能完成：analyze_keywords_async 出错" in answer and "interrupted" in answer  # asked in Chinese
+        assert answer == "未能完成：analyze_keywords_async 的后台任务没有完成，请稍后再试。"  # asked in Chinese
+        assert (failed["data"]["code"], failed["data"]["params"]) == ("job.failed", {"tool": "analyze_keywords_async"})
         assert "build_keyword_report" not in [s["toolId"] for s in session["executedSteps"]]
     server.assert_no_server_errors()
 
@@ -101,7 +102,7 @@ def test_a_job_past_its_time_limit_ends_failed_and_the_session_goes_on(
         assert [s["toolId"] for s in steps] == ["query_sessions_handle", "analyze_keywords_async"]
         assert steps[-1]["status"] == "FAILED"
         answer = final_answer(session)
-        assert "未能完成：analyze_keywords_async 出错" in answer and "time limit" in answer
+        assert answer == "未能完成：analyze_keywords_async 的后台任务没有完成，请稍后再试。"  # not the job's English
         [job] = server.jobs()
         assert job["status"] == "failed" and "time limit" in job["error"]
 
