@@ -195,7 +195,11 @@ def test_a_coded_tool_error_is_answered_from_its_packs_message_in_the_language_a
     budget = {"error": "spent", "code": "tool.budget", "params": {"limit": 2, "seconds": 7}}
     assert answer("查一下 a b", budget) == "未能完成：您每分钟最多可调用 2 次工具，本分钟的额度已用完，请 7 秒后再试。"
     mine = PlannerModel([extractor], messages={"tool.budget": {"zh": "歇一会儿（{seconds} 秒）。"}})
-    history = [{"role": "user", "content": "查一下 a b"}, call, tool_msg({"tool": "a", "kind": "error", "data": budget})]
+    history = [
+        {"role": "user", "content": "查一下 a b"},
+        call,
+        tool_msg({"tool": "a", "kind": "error", "data": budget}),
+    ]
     assert asyncio.run(mine.chat(ModelRequest(history, [], [SKILL], {}))).content == "未能完成：歇一会儿（7 秒）。"
 
 

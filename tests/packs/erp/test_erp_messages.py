@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.packs.erp.conftest import ErpServer, answer_of, runtime_events
-from tether.core.messages import ModelRequest
 from tether.core.error_messages import MESSAGES as CORE_MESSAGES
+from tether.core.messages import ModelRequest
 from tether.models.planner import PlannerModel
 from tether.packs.erp.messages import MESSAGES, invalid_values
 
