@@ -3,10 +3,19 @@ template is filled by the params its raiser gives, and the renderer refuses half
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 from tether.core import error_messages as said
+from tether.core.messages import ToolCall
+from tether.core.pipeline import ToolPipeline
+from tether.core.questions import ask_user_tool
+from tether.core.session import Owner
+from tether.core.tools import ToolContext, ToolRegistry, tool
+from tether.errors import Unavailable
 
 SRC = Path(said.__file__).resolve().parents[1]
 # the params each core code is raised with (core/pipeline.py, abuse/budget.py, resumption, prompt, questions)
@@ -57,3 +66,35 @@ def test_params_render_and_a_template_they_do_not_fill_says_nothing() -> None:
     items = [{"code": "inner", "params": {"n": 1}}, {"code": "inner", "params": {"n": 2}}]
     assert said.say(nested, "outer", {"items": items}, "zh") == "外：内1；内2"
     assert said.say(nested, "outer", {"items": [*items, {"code": "unknown", "params": {}}]}, "zh") is None
+
+
+def test_the_pipeline_codes_an_outage_a_missing_grant_and_an_empty_question() -> None:
+    """The failures the loop tests do not reach: an upstream outage mid-turn (retryable, not the
+    tool's bug), a tool the caller has no grant for, an empty ``ask_user`` question."""
+
+    @tool(name="erp_read")
+    async def erp_read(ctx: ToolContext) -> Any:
+        raise Unavailable("connection refused", retry_after_s=7, upstream="erp")
+
+    @tool(name="secret", required_grants={"hr.read"})
+    async def secret(ctx: ToolContext) -> Any:
+        return {"ok": True}
+
+    pipeline = ToolPipeline(ToolRegistry([erp_read, secret, ask_user_tool()]))
+    allowed = frozenset({"erp_read", "secret", "ask_user"})
+
+    async def data(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        ctx = ToolContext(Owner("alice", "t1"), "ses-1", "turn-1", "c1", {})
+        outcome = await pipeline.run(ToolCall("c1", name, json.dumps(args)), allowed, ctx, lambda *_: None)
+        assert outcome.kind == "error"
+        result: dict[str, Any] = outcome.data
+        return result
+
+    down = asyncio.run(data("erp_read", {}))
+    assert down["retryable"] and "connection refused" in down["error"]
+    assert (down["code"], down["params"]) == (said.UNAVAILABLE, {"system": "ERP", "seconds": 7})
+    assert said.say(said.MESSAGES, down["code"], down["params"], "zh") == "ERP 暂时无法访问，请 7 秒后再试。"
+    barred = asyncio.run(data("secret", {}))
+    assert (barred["code"], barred["params"]) == (said.NOT_AUTHORISED, {"tool": "secret", "grants": "hr.read"})
+    empty = asyncio.run(data("ask_user", {"question": "  "}))
+    assert empty["code"] == said.EMPTY_QUESTION and empty["error"] == "question must not be empty"
