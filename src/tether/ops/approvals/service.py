@@ -38,7 +38,7 @@ from tether.ops.approvals.source import PolicySource
 from tether.ops.approvals.store import ApprovalRequest, ApprovalStore
 from tether.ops.model import Op
 from tether.ops.service import OpService
-from tether.ops.taint import refuse_unacknowledged
+from tether.ops.taint import acknowledgement, refuse_unacknowledged
 from tether.store.writer import Write
 
 log = logging.getLogger("tether.approvals")
@@ -95,7 +95,7 @@ class ApprovalService:
             min(now + requirement.expires_in_s, op.expire_at),
         )
         awaiting = replace(op, status="awaiting", confirmed_at=now)
-        details = {**request.view(), "requester": op.owner_user}
+        details = {**request.view(), "requester": op.owner_user, **acknowledgement(op.diff, acknowledged)}
         move = self.ops.store.move_run(op.op_id, ("draft",), {"status": "awaiting", "updated_at": now}, live_at=now)
         append = self.ops.audit.append_run(self.ops._audit_row(awaiting, "approval_request", details))
 
