@@ -197,9 +197,7 @@ class OpService(Recording):
             then.append((("confirmed",), {"status": "executing", "updated_at": now}))
         return gate, audit, then, confirmed
 
-    async def _read_and_gate(
-        self, op_id: str, who: Identity, now: float, acknowledged: bool
-    ) -> tuple[Op | None, bool]:
+    async def _read_and_gate(self, op_id: str, who: Identity, now: float, acknowledged: bool) -> tuple[Op | None, bool]:
         """One transaction on the session store's writer: read the caller's op and, when it is
         confirmable (draft or failed, not past its expiry, its form still the caller's), pass the
         gate with its audit row and moves. Returns the op (as the gate left it when this call won)

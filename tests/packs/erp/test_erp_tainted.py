@@ -26,7 +26,10 @@ COPY = {
 }
 
 
-BIG_COPY = {**COPY, "payload": {**COPY["payload"], "details": [{"material_id": "M0005", "qty": 40, "unit_price": 2680}]}}
+BIG_COPY = {
+    **COPY,
+    "payload": {**COPY["payload"], "details": [{"material_id": "M0005", "qty": 40, "unit_price": 2680}]},
+}
 
 
 def _remark(proposal: dict[str, Any]) -> dict[str, Any]:
