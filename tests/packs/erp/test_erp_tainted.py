@@ -24,11 +24,11 @@ COPY = {
     "op": "create",
     "payload": {"customer_id": "C0001", "remark": facts.HOSTILE_IGNORE, "details": [LINE]},
 }
-
-
+BIG_LINE = {"material_id": "M0005", "qty": 40, "unit_price": 2680}  # 107,200 元: the quotation rule
 BIG_COPY = {
-    **COPY,
-    "payload": {**COPY["payload"], "details": [{"material_id": "M0005", "qty": 40, "unit_price": 2680}]},
+    "form_id": "2001",
+    "op": "create",
+    "payload": {"customer_id": "C0001", "remark": facts.HOSTILE_IGNORE, "details": [BIG_LINE]},
 }
 
 
