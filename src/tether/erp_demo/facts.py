@@ -42,6 +42,8 @@ FINANCE_FORMS = ("2004", "2005", "5001", "5002")
 # approval grants (in sAuthsId beside the forms; the approval policy names them: docs/approvals.md)
 SALES_APPROVAL = "approve.sales"
 FINANCE_APPROVAL = "approve.finance"
+# the forms whose staged ops an approval grant's holder may revise (edit before approve)
+APPROVAL_FORMS = {SALES_APPROVAL: SALES_FORMS, FINANCE_APPROVAL: FINANCE_FORMS}
 
 # user id -> (name, brand, granted forms and approval grants, jurisdiction)
 USERS: dict[str, tuple[str, int, tuple[str, ...], str]] = {

@@ -20,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from tether.erp_demo import writes
+from tether.erp_demo import facts, users, writes
 from tether.erp_demo.errors import Conflict, ErpError, Invalid, NotFound
 from tether.erp_demo.forms import BY_ID, Form
 from tether.erp_demo.reads import form_of
@@ -141,11 +141,14 @@ def create(conn: sa.Connection, user: User, body: Any, ttl_s: int) -> dict[str, 
 
 
 def revise(conn: sa.Connection, user: User, op_id: str, body: Any) -> Any:
-    """Replace a draft's payload (edit before approve), checked as a staged payload is; an update
-    is bound again to its record's version now (``baseVersion``)."""
+    """Replace a draft's payload (edit before approve): the caller's own draft, or — for an
+    approver — one ``revisable`` by them. Checked as a staged payload is, as its owner (the write
+    runs in their name, within their row scope); an update is bound again to its record's version
+    now (``baseVersion``). The op stays its owner's: only they confirm and execute it."""
     if not isinstance(body, dict):
         raise Invalid({"body": "must be a JSON object"})
-    op = expire(conn, owned(conn, user, op_id, lock=True))
+    op = expire(conn, revisable(conn, user, op_id))
+    owner = user if op.user_id == user.id else users.by_id(conn, op.user_id)
     if op.status != "draft":
         raise Conflict(f"the op is {op.status}; only a draft can be edited")
     if op.op_type not in ("create", "update"):
@@ -154,12 +157,12 @@ def revise(conn: sa.Connection, user: User, op_id: str, body: Any) -> Any:
     payload = _payload(_get(body, "payload", "payload"))
     values: dict[str, Any] = {"payload": json.dumps(payload, ensure_ascii=False, default=str)}
     if op.op_type == "update":
-        row = writes.locked_record(conn, user, form, op.target_bill_id)
+        row = writes.locked_record(conn, owner, form, op.target_bill_id)
         base = _get(body, "baseVersion", "base_version")
         if base is not None and as_int("base_version", base) != row.version:
             raise Conflict(f"{STALE} (version {row.version}, edit based on {base})")
         values["base_version"] = row.version
-    _check_payload(conn, user, op.op_type, form, payload)
+    _check_payload(conn, owner, op.op_type, form, payload)
     conn.execute(ai_op_queue.update().where(ai_op_queue.c.id == op.id).values(**values))
     return conn.execute(sa.select(ai_op_queue).where(ai_op_queue.c.id == op.id)).one()
 
@@ -180,6 +183,26 @@ def owned(conn: sa.Connection, user: User, op_id: str, *, lock: bool = False) ->
     )
     row = conn.execute(query.with_for_update() if lock else query).first()
     if row is None:
+        raise NotFound(f"no staged op {op_id[:64]!r} of yours")
+    return row
+
+
+def approves(user: User, form_id: str) -> bool:
+    """The user holds an approval grant that covers the form (``facts.APPROVAL_FORMS``)."""
+    return any(form_id in facts.APPROVAL_FORMS.get(grant, ()) for grant in user.auths)
+
+
+def revisable(conn: sa.Connection, user: User, op_id: str) -> Any:
+    """The op, locked, when the caller may revise it: their own, or — as an approver — one of
+    their brand and subsidiary whose form an approval grant of theirs covers. Anyone else (another
+    brand, a peer without the grant): 404, as ``owned`` answers."""
+    query = sa.select(ai_op_queue).where(
+        ai_op_queue.c.id == op_id,
+        ai_op_queue.c.brands_id == user.brands_id,
+        ai_op_queue.c.subsidiary_id == user.subsidiary_id,
+    )
+    row = conn.execute(query.with_for_update()).first()
+    if row is None or not (row.user_id == user.id or approves(user, row.target_form_id)):
         raise NotFound(f"no staged op {op_id[:64]!r} of yours")
     return row
 

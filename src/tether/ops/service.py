@@ -33,6 +33,7 @@ from tether.ops.executor_port import OpExecutor
 from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
 from tether.ops.recording import Recording
 from tether.ops.store import SqlOpStore
+from tether.ops.taint import acknowledgement
 from tether.store.audit import SqlAuditLog
 from tether.store.writer import Write
 
@@ -149,7 +150,7 @@ class OpService(Recording):
                 return held
         now = time.time()
         if self.store.sessions is not None and self.audit.sessions is not None:
-            found, won = await self._read_and_gate(op_id, who, now)
+            found, won = await self._read_and_gate(op_id, who, now, acknowledged)
             if found is None:
                 raise NotFound("no such op")
             if won:
@@ -167,7 +168,7 @@ class OpService(Recording):
             raise Conflict("the op failed and its proposal has expired since; it cannot be retried (propose again)")
         if op.status not in CONFIRMABLE:
             return (await self._drive_if_stranded(op, who)).view()
-        gate, audit, then, confirmed = self._gate_plan(op, now)
+        gate, audit, then, confirmed = self._gate_plan(op, now, acknowledged)
         if not await self._change(op.op_id, CONFIRMABLE, gate, audit, then, live_at=now):
             current = await self._owned(op_id, who.owner)
             if current.status in CLOSED:
@@ -176,22 +177,27 @@ class OpService(Recording):
         return await self._confirmed(confirmed, who)
 
     def _gate_plan(
-        self, op: Op, now: float
+        self, op: Op, now: float, acknowledged: bool | None = None
     ) -> tuple[dict[str, Any], tuple[Op, str, dict[str, Any]], list[tuple[tuple[str, ...], dict[str, Any]]], Op]:
         """The gate's values, its audit row, the moves after it (auto: on to executing) and the op
-        as the gate leaves it."""
+        as the gate leaves it. ``acknowledged``: the confirming person's tick of the values marked
+        tainted, recorded on the audit row with the marked fields (None: not the person's confirm —
+        an approval passing the gate; their tick is on the ``op.approval_request`` row)."""
         values = {"status": "confirmed", "confirmed_at": now, "lease_until": now + self.lease_s, "error": None}
         gate = {**values, "attempts": "+1", "updated_at": now}
         confirmed = replace(
             op, status="confirmed", confirmed_at=now, lease_until=now + self.lease_s, attempts=op.attempts + 1
         )
-        audit = (confirmed, "confirm", {"auto": op.auto_execute, "attempt": confirmed.attempts})
+        details = {"auto": op.auto_execute, "attempt": confirmed.attempts}
+        if acknowledged is not None:
+            details.update(acknowledgement(op.diff, acknowledged))
+        audit = (confirmed, "confirm", details)
         then: list[tuple[tuple[str, ...], dict[str, Any]]] = []
         if op.auto_execute:  # straight on to executing, in the gate's transaction
             then.append((("confirmed",), {"status": "executing", "updated_at": now}))
         return gate, audit, then, confirmed
 
-    async def _read_and_gate(self, op_id: str, who: Identity, now: float) -> tuple[Op | None, bool]:
+    async def _read_and_gate(self, op_id: str, who: Identity, now: float, acknowledged: bool) -> tuple[Op | None, bool]:
         """One transaction on the session store's writer: read the caller's op and, when it is
         confirmable (draft or failed, not past its expiry, its form still the caller's), pass the
         gate with its audit row and moves. Returns the op (as the gate left it when this call won)
@@ -202,7 +208,7 @@ class OpService(Recording):
             op = read(cur)
             if op is None or op.status not in CONFIRMABLE or op.expire_at <= now or not self._permits(op, who):
                 return op, False
-            gate, audit, then, confirmed = self._gate_plan(op, now)
+            gate, audit, then, confirmed = self._gate_plan(op, now, acknowledged)
             if not self.store.move_run(op.op_id, CONFIRMABLE, gate, live_at=now)(cur):
                 return op, False
             self.audit.append_run(self._audit_row(*audit))(cur)

@@ -134,6 +134,14 @@ def tainted_fields(diff: dict[str, Any]) -> list[str]:
     return out
 
 
+def acknowledgement(diff: dict[str, Any], acknowledged: bool) -> dict[str, Any]:
+    """What a confirm's audit row records of the tainted values (``op.confirm``, or
+    ``op.approval_request`` when the confirm is held): nothing when the diff marks none; else the
+    marked fields and whether the person ticked them off."""
+    marked = tainted_fields(diff)
+    return {"acknowledgedTainted": acknowledged, "taintedFields": marked} if marked else {}
+
+
 def refuse_unacknowledged(diff: dict[str, Any]) -> None:
     """``Conflict`` naming the tainted values of ``diff``, when it has any: the confirm must say
     the person checked them (``acknowledgeTainted``)."""

@@ -104,6 +104,24 @@ def test_the_tainted_values_switch_parses_strictly() -> None:
             parse_policy(bad)
 
 
+def test_the_approvers_edit_switch_parses_strictly_and_needs_every_matched_rule() -> None:
+    """The demo lets a sales manager edit a big or discounted quotation, not a delete or a credit
+    limit; an op matching a rule that does not allow it is not editable by its approvers, nor one
+    whose rule left the policy. Toggling the switch binds nothing: the rule's hash is unchanged."""
+    assert DEMO.approvers_may_edit(["big-or-discounted-quotation"])
+    assert not DEMO.approvers_may_edit(["big-or-discounted-quotation", "customer-credit-limit"])
+    assert not DEMO.approvers_may_edit(["customer-credit-limit"]) and not DEMO.approvers_may_edit(["delete-bill"])
+    assert not DEMO.approvers_may_edit(["no-such-rule"]) and not DEMO.approvers_may_edit([])
+    off = parse_policy(DEMO_POLICY.read_bytes().replace(b"approvers_may_edit: true", b"approvers_may_edit: false"))
+    assert not off.approvers_may_edit(["big-or-discounted-quotation"])
+    assert [r.digest for r in off.rules] == [r.digest for r in DEMO.rules]
+    rule = b"rules:\n  - name: r\n    approvers: [{grant: g}]\n    approvers_may_edit: %s\n"
+    assert parse_policy(rule % b"true").approvers_may_edit(["r"])
+    for bad in (b'"yes"', b"1", b"[true]"):
+        with pytest.raises(ConfigError, match="approvers_may_edit"):
+            parse_policy(rule % bad)
+
+
 def test_the_demo_policy_on_deletes_and_credit_limits() -> None:
     delete = _op("2002", "delete", {}, {"fields": [{"field": "record", "before": "SO1", "after": None}]})
     assert needs(delete) == [("approve.sales", 1)]

@@ -44,8 +44,9 @@ class Edit(BaseModel):
     "/{op_id}",
     summary="Edit a proposal before it is confirmed or approved",
     description="The requester's new values, checked against the form as a proposal is, diffed and staged again "
-    "(docs/approvals.md). An op awaiting approval goes back to draft: its approvals are void. 422 for values "
-    "that do not fit; 409 once it is confirmed.",
+    "(docs/approvals.md). An op awaiting approval goes back to draft: its approvals are void. An approver may edit "
+    "an op awaiting approval where every rule it matched says approvers_may_edit (else 403); the op then goes back "
+    "to its requester to confirm. 422 for values that do not fit; 409 once it is confirmed.",
 )
 async def edit(op_id: str, body: Edit, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
     return await revise(services.ops, op_id, body.payload, who)

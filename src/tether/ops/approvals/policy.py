@@ -22,6 +22,11 @@ the proposal knows the list price), ``fields_changed`` (any of these master fiel
 ``target_status`` (the record's status when proposed, one of these). A rule without ``when``
 matches every op of its forms and types.
 
+``approvers_may_edit: true`` (a rule's): an approver of an op awaiting approval may edit its values
+(``PATCH /api/ops/{opId}``) instead of only approving or rejecting it — when every rule the op
+matched says so. Their edit voids the approvals given and returns the op to its requester as a
+draft to confirm again (``ops/revision.py``). It binds nothing: it is not part of the rule's hash.
+
 ``acknowledge_tainted: true`` (top level): a confirm of a proposal holding a value the model copied
 from free text it read (``tainted`` in the diff, ``ops/taint.py``) must say the person checked it
 (``acknowledgeTainted``); without it the confirm is refused (409) naming the values.
@@ -65,6 +70,7 @@ class Rule:
     needs: tuple[Need, ...]
     expires_in_s: float
     digest: str  # the rule's own hash: part of an op's fingerprint
+    approvers_may_edit: bool = False  # its approvers may edit an op awaiting approval (ops/revision.py)
 
     def matches(self, facts: ProposalFacts) -> bool:
         if self.forms and facts.form_id not in self.forms:
@@ -109,6 +115,12 @@ class Policy:
         needs = tuple(Need(g, c) for g, c in counts.items())
         digest = hashlib.sha256("|".join(r.digest for r in matched).encode()).hexdigest()
         return Requirement(tuple(r.name for r in matched), needs, min(r.expires_in_s for r in matched), digest)
+
+    def approvers_may_edit(self, rules: list[str] | tuple[str, ...]) -> bool:
+        """Every one of ``rules`` (those an op matched) is in force and lets its approvers edit: a
+        rule that does not — or one no longer in the policy — keeps its approvers to approve or reject."""
+        by_name = {r.name: r for r in self.rules}
+        return bool(rules) and all(name in by_name and by_name[name].approvers_may_edit for name in rules)
 
 
 def _holds(item: dict[str, Any], facts: ProposalFacts) -> bool:
@@ -170,7 +182,7 @@ def _rule(raw: Any, n: int) -> Rule:
     where = f"rules[{n}]"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: must be a mapping")
-    unknown = set(raw) - {"name", "forms", "ops", "when", "approvers", "expires_in_s"}
+    unknown = set(raw) - {"name", "forms", "ops", "when", "approvers", "expires_in_s", "approvers_may_edit"}
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     name = raw.get("name")
@@ -188,12 +200,15 @@ def _rule(raw: Any, n: int) -> Rule:
     expires = raw.get("expires_in_s", DEFAULT_EXPIRY_S)
     if isinstance(expires, bool) or not isinstance(expires, int | float) or expires < 60:
         raise ConfigError(f"{where}.expires_in_s: must be a number of seconds ≥ 60")
+    may_edit = raw.get("approvers_may_edit", False)
+    if not isinstance(may_edit, bool):
+        raise ConfigError(f"{where}.approvers_may_edit: must be true or false")
     conditions = tuple(_condition(c, f"{where}.when[{i}]") for i, c in enumerate(when))
     needs = _needs(raw.get("approvers"), f"{where}.approvers")
     forms = _strings(raw.get("forms"), f"{where}.forms")
     canonical = json.dumps([name, forms, ops, conditions, [(x.grant, x.count) for x in needs]], sort_keys=True)
     digest = hashlib.sha256(canonical.encode()).hexdigest()
-    return Rule(name.strip(), forms, ops, conditions, needs, float(expires), digest)
+    return Rule(name.strip(), forms, ops, conditions, needs, float(expires), digest, may_edit)
 
 
 def parse_policy(text: bytes) -> Policy:

@@ -38,7 +38,7 @@ from tether.ops.approvals.source import PolicySource
 from tether.ops.approvals.store import ApprovalRequest, ApprovalStore
 from tether.ops.model import Op
 from tether.ops.service import OpService
-from tether.ops.taint import refuse_unacknowledged
+from tether.ops.taint import acknowledgement, refuse_unacknowledged
 from tether.store.writer import Write
 
 log = logging.getLogger("tether.approvals")
@@ -95,7 +95,7 @@ class ApprovalService:
             min(now + requirement.expires_in_s, op.expire_at),
         )
         awaiting = replace(op, status="awaiting", confirmed_at=now)
-        details = {**request.view(), "requester": op.owner_user}
+        details = {**request.view(), "requester": op.owner_user, **acknowledgement(op.diff, acknowledged)}
         move = self.ops.store.move_run(op.op_id, ("draft",), {"status": "awaiting", "updated_at": now}, live_at=now)
         append = self.ops.audit.append_run(self.ops._audit_row(awaiting, "approval_request", details))
 
@@ -269,6 +269,45 @@ class ApprovalService:
                 self.ops._deliver(op, None)
         return count
 
+    # ---- an approver's edit (ops/revision.py) ----------------------------------------------------------
+
+    async def editable(self, op_id: str, who: Identity) -> Op:
+        """The op awaiting approval that ``who`` — one of its approvers, not its requester — may
+        edit. Another tenant, or no grant its request needs: 404, as for an unknown id (they are
+        not its approver). A rule it matched that keeps approvers to approving, or its form not
+        among theirs: 403. No longer pending: 409."""
+        op = await self.ops.store.get(op_id)
+        request = await self.store.get(op_id) if op is not None else None
+        if op is None or request is None or op.owner_tenant != who.owner.tenant:
+            raise NotFound("no such op")
+        if op.owner_user == who.owner.user_id or not {n.grant for n in request.needs} & who.grants:
+            raise NotFound("no such op")
+        refusal = self.edit_refusal(op, request, who, time.time())
+        if refusal is not None:
+            raise refusal
+        return op
+
+    def edit_refusal(self, op: Op, request: ApprovalRequest, who: Identity, now: float) -> Exception | None:
+        """Why ``who`` may not edit ``op`` as its approver (None: they may). Checked before the
+        edit and again inside the transaction that voids the request, on the locked request row."""
+        if not self.policies.current().approvers_may_edit(request.rules):
+            rules = ", ".join(request.rules)
+            return Forbidden(
+                f"the approval policy does not let approvers edit this op (rule {rules}): approve it, "
+                "or reject it with a comment saying what to change"
+            )
+        if not {n.grant for n in request.needs} & who.grants:
+            return Forbidden("you hold none of the grants this op's approval needs")
+        if not self.ops._permits(op, who):
+            return Forbidden(f"editing needs form {op.form_id} among your grants")
+        if request.status != "pending" or op.status != "awaiting":
+            return Conflict(
+                f"the op is {op.status} (approval {request.status}); an approver edits only an op awaiting approval"
+            )
+        if request.expire_at <= now:
+            return Conflict("the approval request expired; the op can no longer be edited")
+        return None
+
     # ---- statements inside a decision's transaction --------------------------------------------------
 
     def _expire_run(self, cur: Any, op: Op, request: ApprovalRequest, now: float) -> Op:
@@ -398,6 +437,7 @@ class ApprovalService:
             view["status"] = status
         view["approvedBy"] = sorted(given)
         view["waitingFor"] = missing(request.needs, given) if view["status"] == "pending" else []
+        view["approversMayEdit"] = self.policies.current().approvers_may_edit(request.rules)
         return view
 
     def _view(
