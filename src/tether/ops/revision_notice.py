@@ -19,14 +19,15 @@ log = logging.getLogger(__name__)
 
 
 def proposal_update(op: Op) -> dict[str, Any]:
-    """The keys of a proposal's payload (``propose_write``'s) that an edit changes."""
-    return {"diff": op.diff.get("fields", []), "lines": op.diff.get("lines", []), "edited": True}
+    """The keys of a proposal's payload (``propose_write``'s) that an edit changes: the diff, and
+    the values as staged (what the card's edit form sends back the next time)."""
+    return {"diff": op.diff.get("fields", []), "lines": op.diff.get("lines", []), "values": op.payload, "edited": True}
 
 
 async def show_edit(ops: OpService, op: Op, who: Identity) -> None:
     if not op.session_id:
         return
-    event = {"interactionId": op.interaction_id, **op.view(), "edited": True}
+    event = {"interactionId": op.interaction_id, **op.view(), **proposal_update(op)}
     try:
         await ops.runtime.amend_interaction(
             op.session_id, op.interaction_id, proposal_update(op), [(EventType.OP_RESULT, event)], who

@@ -53,6 +53,7 @@ def test_an_edit_shows_in_the_session_and_keeps_the_mark_only_on_a_value_sent_ba
         pending = _pending(c, sid)
         assert pending["edited"] is True and pending["opId"] == op_id and pending["summary"] == proposal["summary"]
         assert _field(pending["lines"][0]["fields"], "qty")["after"] == 12
+        assert pending["values"]["details"][0]["qty"] == 12 and pending["values"]["remark"] == COPY["payload"]["remark"]
         assert _field(pending["diff"], "remark")["tainted"] == mark  # not the person's: still marked
         assert c.post(f"/api/ops/{op_id}/confirm").status_code == 409  # and still needs the tick
         [event] = _edits(c, sid)
@@ -62,6 +63,7 @@ def test_an_edit_shows_in_the_session_and_keeps_the_mark_only_on_a_value_sent_ba
         # a refused edit: 422, the session's proposal and events as they were
         bad = c.patch(f"/api/ops/{op_id}", json={"payload": {**same_remark, "details": [{**LINE, "qty": -3}]}})
         assert bad.status_code == 422, bad.text
+        assert [(p["field"], p["code"]) for p in bad.json()["problems"]] == [("details.0.qty", "min")], bad.text
         assert _pending(c, sid) == pending and len(_edits(c, sid)) == 1
 
         # the person's own remark: no mark, confirmed without the tick
