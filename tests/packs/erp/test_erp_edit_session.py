@@ -53,7 +53,7 @@ def test_an_edit_shows_in_the_session_and_keeps_the_mark_only_on_a_value_sent_ba
         pending = _pending(c, sid)
         assert pending["edited"] is True and pending["opId"] == op_id and pending["summary"] == proposal["summary"]
         assert _field(pending["lines"][0]["fields"], "qty")["after"] == 12
-        assert pending["values"]["details"][0]["qty"] == 12 and pending["values"]["remark"] == COPY["payload"]["remark"]
+        assert pending["values"]["details"][0]["qty"] == 12 and pending["values"]["remark"] == same_remark["remark"]
         assert _field(pending["diff"], "remark")["tainted"] == mark  # not the person's: still marked
         assert c.post(f"/api/ops/{op_id}/confirm").status_code == 409  # and still needs the tick
         [event] = _edits(c, sid)
