@@ -295,6 +295,45 @@ class Runtime:
         # as the session's driver: the model's round that follows can be stopped like any turn
         return await self.drivers.held(session_id, lock, body())
 
+    async def amend_interaction(
+        self,
+        session_id: str,
+        interaction_id: str | None,
+        update: dict[str, Any],
+        events: list[tuple[str, dict[str, Any]]],
+        who: Owner | Identity | None = None,
+    ) -> bool:
+        """What a pending interaction shows changed outside the turn (an op's proposed values
+        edited through ``PATCH /api/ops/{opId}``): ``update`` is merged into its payload — what
+        ``pendingInteraction`` and a reloaded page show — and ``events`` are committed with it,
+        so an open page re-renders the card. Nothing is answered and no model runs; an
+        interaction no longer pending only gets the events. -> whether one was amended."""
+        owner = split_caller(who)[0] if who is not None else None
+
+        def amend(entry: dict[str, Any]) -> dict[str, Any]:
+            if entry.get("interactionId") != interaction_id:
+                return entry
+            return {**entry, "payload": {**(entry.get("payload") or {}), **update}}
+
+        async with self.drivers.lock(session_id):  # not while a turn of it runs here
+            for attempt in range(3):
+                s = await self.store.load(session_id, owner)
+                head = s.pending_interaction
+                amended = any(e["interactionId"] == interaction_id for e in s.pending_entries())
+                if head and amended:
+                    queued = [amend(e) for e in head.get("queued", [])]
+                    s.pending_interaction = {**amend(head), **({"queued": queued} if "queued" in head else {})}
+                turn = self.turns.turn(s, resumed=True)
+                for type_, data in events:
+                    turn.emit(type_, data)
+                try:
+                    await turn.commit()
+                    return amended
+                except Conflict:  # another process moved the session on: reload, amend again
+                    if attempt == 2:
+                        raise
+        return False
+
     async def callback(
         self, job_id: str, token: str | None, status: str, payload: Any, error: str | None
     ) -> dict[str, Any]:

@@ -22,7 +22,9 @@ from typing import Any
 
 from tether.core.session import Identity
 from tether.errors import Conflict, InvalidInput, NotFound, ToolError
+from tether.ops.revision_notice import show_edit
 from tether.ops.service import OpService
+from tether.ops.taint import keep_marks
 from tether.store.writer import Write
 
 EDITABLE = ("draft", "awaiting")
@@ -50,6 +52,7 @@ async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dic
         new_payload, diff, base = await executor.revise(op, payload, who)
     except ToolError as exc:
         raise InvalidInput(exc.message, field="payload") from None
+    diff = keep_marks(op.diff, diff)
     now = time.time()
     values = {
         "payload": json.dumps(new_payload, ensure_ascii=False, default=str),
@@ -71,6 +74,7 @@ async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dic
     assert ops.store.sessions is not None
     if not await ops.store.sessions.submit(Write(run)):
         raise Conflict("the op was confirmed while it was being edited; the edit was not recorded")
+    await show_edit(ops, edited, who)
     return edited.view()
 
 

@@ -152,3 +152,24 @@ def refuse_unacknowledged(diff: dict[str, Any]) -> None:
             + "; ".join(marked)
             + ". Check them, then confirm with acknowledgeTainted: true"
         )
+
+
+def keep_marks(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """``after`` (an edited op's new diff) with the marks of ``before`` kept on the values the edit
+    left as they were: a value the person changed is theirs, one they sent back unchanged is still
+    the text the model copied (the edit form sends every value back)."""
+
+    def marks(fields: Any) -> dict[Any, tuple[Any, str]]:
+        return {f.get("field"): (f.get("after"), f["tainted"]) for f in fields or [] if f.get("tainted")}
+
+    def carry(old: dict[Any, tuple[Any, str]], fields: Any) -> None:
+        for f in fields or []:
+            kept = old.get(f.get("field"))
+            if kept is not None and kept[0] == f.get("after"):
+                f["tainted"] = kept[1]
+
+    carry(marks(before.get("fields")), after.get("fields"))
+    old_lines = {line.get("lineNo"): marks(line.get("fields")) for line in before.get("lines") or []}
+    for line in after.get("lines") or []:
+        carry(old_lines.get(line.get("lineNo"), {}), line.get("fields"))
+    return after

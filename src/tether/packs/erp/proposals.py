@@ -361,6 +361,8 @@ def build_propose_write(erp: Erp) -> Tool:
             "lines": plan.lines,
             "expiresAt": draft.expire_at,
         }
+        if op in ("create", "update"):  # what the card's edit form sends back (PATCH /api/ops/{opId})
+            proposal["values"] = plan.payload
         return Interaction("proposal", proposal, interaction_id=str(draft.interaction_id))
 
     propose_write.check_answer = chosen

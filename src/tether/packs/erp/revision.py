@@ -18,6 +18,7 @@ from tether.packs.erp.proposals import (
     _values,
     list_prices_of_changed,
 )
+from tether.packs.erp.schema import check_form_values
 from tether.packs.erp.tools import Erp, token
 
 
@@ -29,6 +30,10 @@ async def revise(
         raise InvalidInput(f"a {op.op_type} has no values to edit", field="payload")
     ctx = ToolContext(who.owner, op.session_id or "", "", op.op_id, {}, who.grants, who.credential)
     config = await erp.form_config(ctx, op.form_id)
+    _, problems = check_form_values(config, payload, creating=op.op_type == "create")
+    if problems:  # each field's problem, coded, for the card's edit form to show beside its input
+        first = problems[0]
+        raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
     resolved = await _values(erp, ctx, config, op.op_type, payload, {})
     if isinstance(resolved, Interaction):
         raise InvalidInput("a reference in the payload matches several records: name it by its code", field="payload")

@@ -317,6 +317,7 @@ function context(sessionId) {
   return {
     sessionId,
     post: (path, body) => api(path, { method: "POST", body }),
+    patch: (path, body) => api(path, { method: "PATCH", body }),
     get: (path) => api(path),
     onStatus: (status, more) => onStatus(status, more),
     onLoginExpired: (live, ts) => {

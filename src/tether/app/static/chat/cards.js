@@ -599,8 +599,115 @@ function diffTable(rows) {
     body));
 }
 
+// A 422 problem of an edit in the page's language: the card has no field declarations (bounds),
+// so a bound's problem is said without its figure.
+function editProblemText(problem) {
+  const plain = t(`problem_${problem.code}_plain`);
+  return plain === `problem_${problem.code}_plain` ? problemText(problem) : plain;
+}
+
+// The proposed values as a person can retype them: a number or a text. A reference (an ERP id,
+// shown in the diff by its code and name) is kept as it is.
+const retypable = (value, row) =>
+  typeof value === "number" || (typeof value === "string" && !(row && row.after !== value));
+
+// Edit before approve (docs/approvals.md): the proposal's values as inputs — the master fields and,
+// for a new bill, each line's — sent back whole as ``PATCH /api/ops/{opId} {payload}``. ``save``
+// gets (the op's new view, the payload sent) after the server took it; a 422 shows each problem
+// beside its input.
+function editForm(p, ctx, save, close) {
+  const values = p.values || {};
+  const form = h("form", { class: "proposal-edit", novalidate: true, "aria-label": t("editValues") });
+  const inputs = new Map(); // path ("remark", "details.0.qty") -> {input, err}
+  const block = (path, value, row) => {
+    const id = uid("e");
+    const label = h("label", { for: id });
+    label.textContent = (row && row.label) || path.split(".").pop();
+    const err = h("p", { class: "field-error", id: `${id}-err` });
+    if (!retypable(value, row)) {
+      const shown = h("output", { id, class: "kept" });
+      shown.textContent = row && row.after !== undefined ? String(row.after) : String(value);
+      return h("div", { class: "field kept", dataset: { field: path } }, label, shown);
+    }
+    const numeric = typeof value === "number";
+    const long = !numeric && value.length > 30;
+    const input = long ? h("textarea", { id, name: path, rows: "2" })
+      : h("input", { id, name: path, type: numeric ? "number" : "text", step: numeric ? "any" : null,
+        inputmode: numeric ? "decimal" : null, autocomplete: "off" });
+    input.value = String(value);
+    input.setAttribute("aria-describedby", err.id);
+    inputs.set(path, { input, err, numeric });
+    return h("div", { class: `field${numeric ? " type-number" : ""}`, dataset: { field: path } }, label, input, err);
+  };
+  const rowOf = (rows, key) => (rows || []).find((f) => f.field === key);
+  const grid = h("div", { class: "fields" });
+  for (const [key, value] of Object.entries(values)) {
+    if (key !== "details" && value !== null && value !== undefined) grid.append(block(key, value, rowOf(p.diff, key)));
+  }
+  form.append(grid);
+  if (p.op === "create" && Array.isArray(values.details)) { // an update's lines are the whole bill: kept as proposed
+    values.details.forEach((line, n) => {
+      const shown = (p.lines || []).find((l) => l.lineNo === n + 1);
+      const set = h("fieldset", { class: "edit-line" }, h("legend", {}, `${t("lineNo")} ${n + 1}`));
+      for (const [key, value] of Object.entries(line || {})) {
+        if (value !== null && value !== undefined) set.append(block(`details.${n}.${key}`, value, rowOf(shown && shown.fields, key)));
+      }
+      form.append(set);
+    });
+  }
+  const error = h("p", { class: "field-error", role: "alert" });
+  const submit = h("button", { type: "submit", class: "primary small" }, t("saveEdit"));
+  const cancel = h("button", { type: "button", class: "ghost small" }, t("cancelEdit"));
+  form.append(error, h("div", { class: "card-actions" }, submit, cancel));
+  cancel.addEventListener("click", close);
+  form.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      e.preventDefault();
+      close();
+    }
+  });
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const payload = JSON.parse(JSON.stringify(values));
+    for (const [path, { input, err, numeric }] of inputs) {
+      err.textContent = "";
+      input.removeAttribute("aria-invalid");
+      const raw = input.value.trim();
+      const value = numeric ? (raw === "" ? null : Number(raw)) : input.value;
+      const keys = path.split(".");
+      let at = payload;
+      for (const k of keys.slice(0, -1)) at = at[k];
+      at[keys[keys.length - 1]] = value;
+    }
+    error.textContent = "";
+    submit.disabled = true;
+    try {
+      const answer = await ctx.patch(`/api/ops/${encodeURIComponent(p.opId)}`, { payload });
+      save(answer, payload);
+    } catch (err) {
+      const problems = (err && err.status === 422 && err.body && err.body.problems) || [];
+      const loose = [];
+      let first = null;
+      for (const problem of problems) {
+        const target = inputs.get(problem.field);
+        if (!target) {
+          loose.push(editProblemText(problem));
+          continue;
+        }
+        target.err.textContent = editProblemText(problem);
+        target.input.setAttribute("aria-invalid", "true");
+        first = first || target.input;
+      }
+      error.textContent = problems.length ? (loose.length ? loose.join("; ") : t("formProblems", { n: problems.length })) : failure(err);
+      if (first) first.focus();
+      submit.disabled = false;
+    }
+  });
+  return { form, focus: () => form.querySelector("input, textarea")?.focus() };
+}
+
 export function proposalCard(data, ctx) {
-  const p = data.payload || {};
+  const p = { ...(data.payload || {}) };
   const opName = t(`op_${p.op}`) === `op_${p.op}` ? p.op || "" : t(`op_${p.op}`);
   const { el } = cardShell("proposal", `${t("proposal")} · ${t("proposalOp", { form: p.formName || p.formId || "", op: opName })}`, data.interactionId);
   el.dataset.op = p.opId || "";
@@ -609,42 +716,92 @@ export function proposalCard(data, ctx) {
     s.textContent = p.summary;
     el.append(s);
   }
-  if (p.diff && p.diff.length) el.append(diffTable(p.diff));
-  for (const line of p.lines || []) {
-    const change = t(`change_${line.change}`) === `change_${line.change}` ? line.change : t(`change_${line.change}`);
-    el.append(h("div", { class: "line-diff", dataset: { change: line.change || "" } },
-      h("h4", {}, `${t("lineNo")} ${line.lineNo} · ${change}`), diffTable(line.fields)));
-  }
+  const body = h("div", { class: "proposal-body" }); // the diff: re-rendered after an edit
+  const ack = h("div", { class: "ack-box" });
+  el.append(body);
   const meta = h("p", { class: "meta" });
   meta.textContent = [p.expiresAt ? t("expires", { time: formatTime(p.expiresAt) }) : "", p.auto ? t("autoExec") : ""].filter(Boolean).join(" · ");
   if (meta.textContent) el.append(meta);
   const confirm = h("button", { type: "button", class: "primary" }, t("confirm"));
   const reject = h("button", { type: "button", class: "ghost" }, t("reject"));
+  const canEdit = p.values && typeof p.values === "object" && (p.op === "create" || p.op === "update");
+  const edit = canEdit ? h("button", { type: "button", class: "ghost", "aria-expanded": "false" }, t("editOp")) : null;
   const error = h("p", { class: "field-error", role: "alert" });
   const status = opStatus(p.opId, ctx);
   // values marked tainted: the confirm says the person checked them (the policy may require it)
-  const tainted = [...(p.diff || []), ...(p.lines || []).flatMap((l) => l.fields || [])].some((f) => f.tainted);
+  let tainted = false;
+  let locked = false;
+  let editing = null; // the open edit form
+  let revision = 0; // edits seen (the page's own, or one another tab made)
   const tick = h("input", { type: "checkbox", class: "ack-tainted" });
-  if (tainted) {
-    el.append(h("label", { class: "ack" }, tick, t("ackTainted")));
-    confirm.disabled = true;
-    tick.addEventListener("change", () => { confirm.disabled = !tick.checked; });
+  const buttons = () => {
+    confirm.disabled = locked || !!editing || (tainted && !tick.checked);
+    reject.disabled = locked || !!editing;
+    if (edit) edit.disabled = locked || !!editing;
+  };
+  tick.addEventListener("change", buttons);
+  const show = () => {
+    clear(body);
+    if (p.edited) body.append(h("p", { class: "edited-note" }, t("opEdited")));
+    if (p.diff && p.diff.length) body.append(diffTable(p.diff));
+    for (const line of p.lines || []) {
+      const change = t(`change_${line.change}`) === `change_${line.change}` ? line.change : t(`change_${line.change}`);
+      body.append(h("div", { class: "line-diff", dataset: { change: line.change || "" } },
+        h("h4", {}, `${t("lineNo")} ${line.lineNo} · ${change}`), diffTable(line.fields)));
+    }
+    tainted = [...(p.diff || []), ...(p.lines || []).flatMap((l) => l.fields || [])].some((f) => f.tainted);
+    clear(ack);
+    tick.checked = false;
+    if (tainted) ack.append(h("label", { class: "ack" }, tick, t("ackTainted")));
+    buttons();
+  };
+  const closeEdit = () => {
+    if (!editing) return;
+    editing.form.remove();
+    editing = null;
+    body.hidden = false;
+    edit.setAttribute("aria-expanded", "false");
+    buttons();
+    edit.focus();
+  };
+  if (edit) {
+    edit.addEventListener("click", () => {
+      const seen = revision;
+      editing = editForm(p, ctx, (answer, payload) => {
+        if (revision === seen) Object.assign(p, { diff: answer.diff, lines: answer.lines, values: payload, edited: true });
+        closeEdit();
+        show();
+        announce(t("opEdited"));
+      }, closeEdit);
+      body.hidden = true;
+      edit.setAttribute("aria-expanded", "true");
+      body.after(editing.form);
+      buttons();
+      editing.focus();
+    });
   }
-  el.append(h("div", { class: "card-actions" }, confirm, reject), error, status.el);
-  const lock = () => { confirm.disabled = true; reject.disabled = true; };
+  el.append(ack, h("div", { class: "card-actions" }, confirm, edit, reject), error, status.el);
+  show();
+  const lock = () => {
+    locked = true;
+    if (editing) closeEdit();
+    buttons();
+  };
   const act = async (what) => {
-    lock();
+    locked = true;
+    buttons();
     error.textContent = "";
     try {
       const seq = status.seq;
-      const body = what === "confirm" && tainted && tick.checked ? { acknowledgeTainted: true } : {};
-      const answer = await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, body);
+      const answerBody = what === "confirm" && tainted && tick.checked ? { acknowledgeTainted: true } : {};
+      const answer = await ctx.post(`/api/ops/${encodeURIComponent(p.opId)}/${what}`, answerBody);
       // an auto op may be executed (its OP_RESULT already shown) before this answer arrives
       if (status.seq === seq) status.update(answer);
     } catch (err) {
       error.textContent = failure(err);
       if (!err.status || err.status >= 500 || (tainted && err.status === 409 && !tick.checked)) {
-        confirm.disabled = tainted && !tick.checked; reject.disabled = false;
+        locked = false;
+        buttons();
       }
     }
   };
@@ -656,6 +813,12 @@ export function proposalCard(data, ctx) {
     get final() { return status.final; },
     get state() { return status.state; },
     update(op) {
+      if (op.edited) { // OP_RESULT of an edit (this page's or another's): the new diff, still a draft
+        revision += 1;
+        Object.assign(p, { diff: op.diff || [], lines: op.lines || [], edited: true }, op.values ? { values: op.values } : {});
+        if (!editing) show();
+        return;
+      }
       if (op.status && op.status !== "draft") lock();
       status.update(op);
     },

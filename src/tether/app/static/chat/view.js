@@ -351,6 +351,7 @@ const HANDLERS = {
       view.update(data);
       return;
     }
+    if (data.edited) return; // an edit of a proposal this page does not show: nothing to re-render
     const op = opCard(data, this.ctx);
     this.ops.set(data.opId, op);
     this.current(event).flow.append(op.el);
