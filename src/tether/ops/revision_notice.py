@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from tether.core.events import EventType
-from tether.core.session import Identity
+from tether.core.session import Identity, Owner
 from tether.errors import Conflict, NotFound
 from tether.ops.model import Op
 from tether.ops.service import OpService
@@ -25,12 +25,15 @@ def proposal_update(op: Op) -> dict[str, Any]:
 
 
 async def show_edit(ops: OpService, op: Op, who: Identity) -> None:
+    """``who`` edited ``op``; the session it is shown in is the requester's, looked up as theirs —
+    an approver's edit (``approvers_may_edit``) reaches the requester's card the same way."""
     if not op.session_id:
         return
+    requester = Owner(op.owner_user, op.owner_tenant)
     event = {"interactionId": op.interaction_id, **op.view(), **proposal_update(op)}
     try:
         await ops.runtime.amend_interaction(
-            op.session_id, op.interaction_id, proposal_update(op), [(EventType.OP_RESULT, event)], who
+            op.session_id, op.interaction_id, proposal_update(op), [(EventType.OP_RESULT, event)], requester
         )
     except (NotFound, Conflict) as exc:  # the session is gone, or kept moving: the op row stands
         log.warning("op %s: its edit was not shown in session %s: %s", op.op_id, op.session_id, exc)

@@ -53,7 +53,7 @@ def test_an_approvers_edit_voids_the_approvals_and_the_requester_confirms_what_r
             admin_token = server.token("admin")
             before = erp_total(server, admin_token, "2001")
             with server.login("sales01") as sales, server.login("mgr01") as mgr, server.login("admin") as admin:
-                _, op_id = propose(server, sales, BIG_QUOTE)
+                proposed, op_id = propose(server, sales, BIG_QUOTE)
                 assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
                 first = admin.post(f"/api/approvals/{op_id}/approve").json()
                 assert (
@@ -85,7 +85,9 @@ def test_an_approvers_edit_voids_the_approvals_and_the_requester_confirms_what_r
                 assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409  # the edit is no approval
                 assert erp_total(server, admin_token, "2001") == before  # nothing ran on values nobody confirmed
 
-                # back to the requester: they see the edited values, and may edit again themselves
+                # back to the requester: they see the edited values (their session's card too), and may edit again
+                card = sales.get(f"/api/agent/sessions/{proposed['sessionId']}").json()["pendingInteraction"]["payload"]
+                assert card.get("edited") is True and _lines(card) == [(30.0, 2600.0)], card
                 mine = sales.get(f"/api/ops/{op_id}").json()
                 assert mine["state"] == "draft" and _lines(mine) == [(30.0, 2600.0)], mine
                 assert mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED}).status_code == 409  # a draft now
