@@ -415,7 +415,7 @@ def test_write_proposal_confirm_op_result_retry_pending_and_cancel(chat: Any, ch
     s.ask("提交报价单")
     page.wait_for_selector(f"{card} table.diff")
     s.wait_status("WAITING_CONFIRMATION")
-    assert page.locator(f"{card} > .table-wrap table.diff tr.changed").count() == 2
+    assert page.locator(f"{card} > .proposal-body > .table-wrap table.diff tr.changed").count() == 2
     assert "<b>客户要求</b>" in page.inner_text(f"{card} table.diff")
     assert page.locator(f"{card} .line-diff").count() == 1
     s.shot("proposal")

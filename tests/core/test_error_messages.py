@@ -31,7 +31,7 @@ RAISED_WITH = {
     said.FAILED: {"tool": "x"},
     said.EMPTY_QUESTION: {},
     said.UNKNOWN_SKILL: {"skill": "none"},
-    said.JOB_FAILED: {"tool": "x"},
+    said.JOB_FAILED: {"tool": "x", "reason": "503"},
 }
 
 

@@ -52,7 +52,7 @@ def failed_job(job: AsyncJob) -> dict[str, Any]:
         "error": job.error or "the job failed",
         "result": job.result,
         "code": error_messages.JOB_FAILED,
-        "params": {"tool": job.tool_id},
+        "params": {"tool": job.tool_id, "reason": job.error or "the job failed"},
     }
 
 

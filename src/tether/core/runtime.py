@@ -10,9 +10,8 @@ tool, between the two — without touching the request that started it.
 
 Here: the entry points only. ``Runtime`` composes its parts: ``TurnRunner`` makes and drives
 turns (running.py), ``Drivers`` holds the locks and tasks that run them (drivers.py); answering a
-waiting session (answering.py), job results and recovery (resumption.py) and closing a cancelled
-turn (cancellation.py) are functions of a runner or a turn.
-"""
+waiting session (answering.py), job results and recovery (resumption.py), closing a cancelled turn
+(cancellation.py) and amending a pending interaction (amending.py) are functions of a runner or a turn."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from tether.core.amending import amend_pending
 from tether.core.answering import answer, close_lapsed_login
 from tether.core.cancellation import CANCELLED_REASON, close_cancelled
 from tether.core.decision import Final, decide_direct_call
@@ -303,26 +303,12 @@ class Runtime:
         events: list[tuple[str, dict[str, Any]]],
         who: Owner | Identity | None = None,
     ) -> bool:
-        """What a pending interaction shows changed outside the turn (an op's proposed values
-        edited through ``PATCH /api/ops/{opId}``): ``update`` is merged into its payload — what
-        ``pendingInteraction`` and a reloaded page show — and ``events`` are committed with it,
-        so an open page re-renders the card. Nothing is answered and no model runs; an
-        interaction no longer pending only gets the events. -> whether one was amended."""
+        """``update`` merged into a pending interaction (``core.amending``), ``events`` committed with it."""
         owner = split_caller(who)[0] if who is not None else None
-
-        def amend(entry: dict[str, Any]) -> dict[str, Any]:
-            if entry.get("interactionId") != interaction_id:
-                return entry
-            return {**entry, "payload": {**(entry.get("payload") or {}), **update}}
-
         async with self.drivers.lock(session_id):  # not while a turn of it runs here
             for attempt in range(3):
                 s = await self.store.load(session_id, owner)
-                head = s.pending_interaction
-                amended = any(e["interactionId"] == interaction_id for e in s.pending_entries())
-                if head and amended:
-                    queued = [amend(e) for e in head.get("queued", [])]
-                    s.pending_interaction = {**amend(head), **({"queued": queued} if "queued" in head else {})}
+                amended = amend_pending(s, interaction_id, update)
                 turn = self.turns.turn(s, resumed=True)
                 for type_, data in events:
                     turn.emit(type_, data)

@@ -49,7 +49,7 @@ const STRINGS = {
     "err_tool.failed": "{tool} 出错了，请换个说法或稍后再试。",
     "err_ask_user.empty": "助手想向您提问，但问题是空的，请再说一次您的需求。",
     "err_skill.unknown": "没有名为 {skill} 的技能，请换个说法再试。",
-    "err_job.failed": "{tool} 的后台任务没有完成，请稍后再试。",
+    "err_job.failed": "{tool} 的后台任务没有完成（{reason}），请稍后再试。",
     "err_erp.unreachable": "ERP 暂时无法访问，请 {seconds} 秒后再试。",
     "err_erp.login_expired": "ERP 登录已过期，请重新登录后再试。",
     "err_erp.no_access": "表单 {form} 不存在，或您无权使用它。",
@@ -146,7 +146,7 @@ const STRINGS = {
     "err_tool.failed": "{tool} failed; try rephrasing or try again later.",
     "err_ask_user.empty": "The assistant meant to ask you something but the question was empty; say again what you need.",
     "err_skill.unknown": "There is no skill named {skill}; try rephrasing.",
-    "err_job.failed": "The background job of {tool} did not finish; try again later.",
+    "err_job.failed": "The background job of {tool} did not finish ({reason}); try again later.",
     "err_erp.unreachable": "The ERP cannot be reached right now; try again in {seconds} s.",
     "err_erp.login_expired": "Your ERP login has expired; log in again.",
     "err_erp.no_access": "There is no form {form}, or you may not use it.",
@@ -234,7 +234,9 @@ function say(code, params) {
 export function toolError(data) {
   const coded = say(data.code, data.params || {});
   if (coded !== null) return coded;
-  return current === "zh" && data.toolId ? (say("tool.failed", { tool: data.toolId }) ?? data.error) : data.error;
+  // uncoded: the person's sentence first, the tool's own words after it (the row is a detail view)
+  const said = current === "zh" && data.toolId ? say("tool.failed", { tool: data.toolId }) : null;
+  return said !== null && data.error ? `${said}\n${data.error}` : (said ?? data.error);
 }
 
 // Static labels in the page: data-i18n (text), data-i18n-placeholder, data-i18n-aria (aria-label).
