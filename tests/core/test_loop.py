@@ -91,7 +91,10 @@ def test_failed_job_result_goes_to_the_model(db_url: str) -> None:
             assert s.status is Status.SUCCEEDED
             msg = body(tool_messages(s)[0])
             assert msg["kind"] == "error" and msg["data"]["error"] == "upstream timeout"
-            assert (msg["data"]["code"], msg["data"]["params"]) == ("job.failed", {"tool": "slow_job"})
+            assert (msg["data"]["code"], msg["data"]["params"]) == (
+                "job.failed",
+                {"tool": "slow_job", "reason": "upstream timeout"},
+            )
             failed = [e for e in await h.events(s.session_id) if e.type == "TOOL_EXECUTION_FAILED"]
             assert failed and failed[0].data["code"] == "job.failed"  # the page says it in the person's language
 

@@ -75,7 +75,7 @@ MESSAGES: Table = {
         "en": "There is no skill named {skill}; try rephrasing.",
     },
     JOB_FAILED: {
-        "zh": "{tool} 的后台任务没有完成（{reason}），请稍后再试。",
+        "zh": "{tool} 的后台任务没有完成，请稍后再试。",
         "en": "The background job of {tool} did not finish ({reason}); try again later.",
     },
 }

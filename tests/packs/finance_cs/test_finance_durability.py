@@ -81,7 +81,8 @@ def test_a_job_killed_mid_analysis_after_restart(
         assert (failed["tool"], failed["kind"]) == ("analyze_keywords_async", "error")
         assert "interrupted" in failed["data"]["error"]
         assert answer == "未能完成：analyze_keywords_async 的后台任务没有完成，请稍后再试。"  # asked in Chinese
-        assert (failed["data"]["code"], failed["data"]["params"]) == ("job.failed", {"tool": "analyze_keywords_async"})
+        assert failed["data"]["code"] == "job.failed"
+        assert failed["data"]["params"] == {"tool": "analyze_keywords_async", "reason": failed["data"]["error"]}
         assert "build_keyword_report" not in [s["toolId"] for s in session["executedSteps"]]
     server.assert_no_server_errors()
 

@@ -49,7 +49,7 @@ const STRINGS = {
     "err_tool.failed": "{tool} 出错了，请换个说法或稍后再试。",
     "err_ask_user.empty": "助手想向您提问，但问题是空的，请再说一次您的需求。",
     "err_skill.unknown": "没有名为 {skill} 的技能，请换个说法再试。",
-    "err_job.failed": "{tool} 的后台任务没有完成（{reason}），请稍后再试。",
+    "err_job.failed": "{tool} 的后台任务没有完成，请稍后再试。",
     "err_erp.unreachable": "ERP 暂时无法访问，请 {seconds} 秒后再试。",
     "err_erp.login_expired": "ERP 登录已过期，请重新登录后再试。",
     "err_erp.no_access": "表单 {form} 不存在，或您无权使用它。",
