@@ -161,3 +161,25 @@ def test_under_the_demo_policy_only_a_sales_manager_edits_a_quotation_and_no_one
         assert r.status_code == 403 and "delete-bill" in r.json()["error"], r.text
         assert sales.get(f"/api/ops/{delete}").json()["state"] == "awaiting_approval"
     server.assert_no_server_errors()
+
+
+def test_values_that_do_not_fit_leave_an_op_awaiting_approval_as_it_was(server: ErpServer) -> None:
+    """An edit the form refuses is a 422 that changes nothing — from the approver and from the
+    requester alike: the op still awaits approval, nothing is voided, and an approval then
+    executes it with the values as proposed (the check runs before the op goes back to draft)."""
+    bad = {"customer_id": "C0001", "details": [{"material_id": "M0005", "qty": "abc", "unit_price": 2600}]}
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        _, op_id = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        proposed = _lines(sales.get(f"/api/ops/{op_id}").json())
+        for editor in (mgr, sales):
+            r = editor.patch(f"/api/ops/{op_id}", json={"payload": bad})
+            assert r.status_code == 422 and "qty" in r.text, r.text
+            op = sales.get(f"/api/ops/{op_id}").json()
+            assert op["state"] == "awaiting_approval" and _lines(op) == proposed, op
+        approval = sales.get(f"/api/approvals/{op_id}").json()["approval"]
+        assert approval["status"] == "pending" and not any(g.get("void") for g in approval["given"]), approval
+        assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 200
+        done = wait_op(sales, op_id, {"done", "failed"})
+        assert done["state"] == "done" and done["attempts"] == 1 and _lines(done) == proposed, done
+    server.assert_no_server_errors()

@@ -27,14 +27,16 @@ def outcome_of(answer: dict[str, Any]) -> OpOutcome:
 
 
 Revise = Callable[[Op, dict[str, Any], Identity], Awaitable[tuple[dict[str, Any], dict[str, Any], str | None]]]
+CheckRevision = Callable[[Op, dict[str, Any], Identity], Awaitable[None]]
 
 
 class ErpOpExecutor(OpExecutor):
     name = NAME
 
-    def __init__(self, client: ErpClient, revise: Revise | None = None) -> None:
+    def __init__(self, client: ErpClient, revise: Revise | None = None, check: CheckRevision | None = None) -> None:
         self.client = client
         self._revise = revise
+        self._check = check
 
     async def revise(
         self, op: Op, payload: dict[str, Any], who: Identity
@@ -43,6 +45,11 @@ class ErpOpExecutor(OpExecutor):
         if self._revise is None:
             raise ToolError("this ERP executor cannot edit a proposal")
         return await self._revise(op, payload, who)
+
+    async def check_revision(self, op: Op, payload: dict[str, Any], who: Identity) -> None:
+        """``revise``'s checks of the values, staging nothing."""
+        if self._check is not None:
+            await self._check(op, payload, who)
 
     @staticmethod
     def permits(op: Op, who: Identity) -> bool:

@@ -26,6 +26,21 @@ async def revise(
     erp: Erp, op: Op, payload: dict[str, Any], who: Identity
 ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
     """(the payload as staged, the diff, the base version) of ``op`` with ``payload``."""
+    ctx, plan, target_status = await _plan(erp, op, payload, who)
+    body: dict[str, Any] = {"payload": plan.payload}
+    if plan.base_version is not None:
+        body["baseVersion"] = int(plan.base_version)
+    await erp.client.revise_staging(token(ctx), op.op_id, body)
+    diff = {"fields": plan.fields, "lines": plan.lines, **({"targetStatus": target_status} if target_status else {})}
+    return plan.payload, diff, None if plan.base_version is None else str(plan.base_version)
+
+
+async def check_revision(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> None:
+    """``revise``'s checks and resolution, staging nothing (the ERP's reads only)."""
+    await _plan(erp, op, payload, who)
+
+
+async def _plan(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> tuple[ToolContext, Plan, str | None]:
     if op.op_type not in ("create", "update"):
         raise InvalidInput(f"a {op.op_type} has no values to edit", field="payload")
     ctx = ToolContext(who.owner, op.session_id or "", "", op.op_id, {}, who.grants, who.credential)
@@ -37,20 +52,12 @@ async def revise(
     resolved = await _values(erp, ctx, config, op.op_type, payload, {})
     if isinstance(resolved, Interaction):
         raise InvalidInput("a reference in the payload matches several records: name it by its code", field="payload")
-    target_status = None
     if op.op_type == "update":
         record = await _target(erp, ctx, config, op.target_id, "update")
         plan = _plan_update(config, record, resolved.values, resolved.names)
         await list_prices_of_changed(erp, ctx, config, plan.lines)
-        target_status = (record.get("master") or {}).get("status")
-    else:
-        _price_lines(config, resolved)
-        lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
-        _list_prices(lines, resolved)
-        plan = Plan(resolved.values, field_changes(config, {}, resolved.values, resolved.names), lines)
-    body: dict[str, Any] = {"payload": plan.payload}
-    if plan.base_version is not None:
-        body["baseVersion"] = int(plan.base_version)
-    await erp.client.revise_staging(token(ctx), op.op_id, body)
-    diff = {"fields": plan.fields, "lines": plan.lines, **({"targetStatus": target_status} if target_status else {})}
-    return plan.payload, diff, None if plan.base_version is None else str(plan.base_version)
+        return ctx, plan, (record.get("master") or {}).get("status")
+    _price_lines(config, resolved)
+    lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
+    _list_prices(lines, resolved)
+    return ctx, Plan(resolved.values, field_changes(config, {}, resolved.values, resolved.names), lines), None
