@@ -351,15 +351,17 @@ class ApprovalService:
         """The confirm gate, passed by the last approval: ``awaiting → confirmed`` (auto: ``→
         executing``) with the ``op.confirm`` row, as a requester's confirm passes it."""
         gate, audit, then, confirmed = self.ops._gate_plan(op, now)
+        audit_op, action, details = audit
         held = op.op_id in self._requesters
-        if not held:  # no credential here: the requester's next read or confirm runs it
+        if not held:  # no credential here: the requester's next read or confirm runs it — and counts
+            del gate["attempts"]  # that attempt (one execution is one attempt, whichever replica approved)
             gate["lease_until"] = now
-            confirmed = replace(confirmed, lease_until=now)
+            confirmed = audit_op = replace(confirmed, lease_until=now, attempts=op.attempts)
+            details = {**details, "attempt": op.attempts}
         if not self.ops.store.move_run(op.op_id, ("awaiting",), gate)(cur):
             return None
         decided = {"status": "approved", "decided_at": now, "decided_by": who.owner.user_id}
         self.store.update_request(cur, op.op_id, decided)
-        audit_op, action, details = audit
         details = {**details, "approvedBy": sorted(given), "fingerprint": request.fingerprint}
         self.ops.audit.append_run(self.ops._audit_row(audit_op, action, details))(cur)
         if held:
