@@ -61,7 +61,9 @@ def test_an_approvers_edit_voids_the_approvals_and_the_requester_confirms_what_r
                     and first["approval"]["approversMayEdit"] is False
                 )
 
-                # the switch off: the approver may approve or reject, not edit; nothing changes
+                # the switch off: the approver may approve or reject, not edit — and the list carries no values
+                (item,) = [x for x in mgr.get("/api/approvals").json()["items"] if x["opId"] == op_id]
+                assert item["approval"]["approversMayEdit"] is False and "values" not in item, item
                 r = mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
                 assert r.status_code == 403 and "does not let approvers edit" in r.json()["error"], r.text
                 assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
@@ -74,6 +76,8 @@ def test_an_approvers_edit_voids_the_approvals_and_the_requester_confirms_what_r
                         assert r.status_code == 404, (outsider, r.text)
                 assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
 
+                (item,) = [x for x in mgr.get("/api/approvals").json()["items"] if x["opId"] == op_id]
+                assert item["approval"]["approversMayEdit"] is True and item["values"]["details"][0]["qty"] == 40, item
                 r = mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
                 assert r.status_code == 200, r.text
                 edited = r.json()
@@ -88,6 +92,7 @@ def test_an_approvers_edit_voids_the_approvals_and_the_requester_confirms_what_r
                 # back to the requester: they see the edited values (their session's card too), and may edit again
                 card = sales.get(f"/api/agent/sessions/{proposed['sessionId']}").json()["pendingInteraction"]["payload"]
                 assert card.get("edited") is True and _lines(card) == [(30.0, 2600.0)], card
+                assert card["editedBy"] == "mgr01"  # the card says who changed the values
                 mine = sales.get(f"/api/ops/{op_id}").json()
                 assert mine["state"] == "draft" and _lines(mine) == [(30.0, 2600.0)], mine
                 assert mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED}).status_code == 409  # a draft now
@@ -143,10 +148,14 @@ def test_under_the_demo_policy_only_a_sales_manager_edits_a_quotation_and_no_one
     from tests.packs.erp.test_erp_ops import draft_quotation
 
     with server.login("sales01") as sales, server.login("mgr01") as mgr:
-        _, op_id = propose(server, sales, BIG_QUOTE)
+        proposal, op_id = propose(server, sales, BIG_QUOTE)
         assert mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED}).status_code == 404  # a draft: not theirs
         held = sales.post(f"/api/ops/{op_id}/confirm").json()
         assert held["approval"]["approversMayEdit"] is True, held
+        # the approvers' list carries the proposed values, as staged, where they may edit them
+        items = {x["opId"]: x for x in mgr.get("/api/approvals").json()["items"]}
+        staged = sales.get(f"/api/agent/sessions/{proposal['sessionId']}").json()["pendingInteraction"]["payload"]
+        assert items[op_id]["values"] == staged["values"] and items[op_id]["values"]["details"][0]["qty"] == 40
         for outsider in ("sales02", "fin02", "b2admin"):
             with server.login(outsider) as c:
                 assert c.patch(f"/api/ops/{op_id}", json={"payload": EDITED}).status_code == 404, outsider
@@ -157,6 +166,10 @@ def test_under_the_demo_policy_only_a_sales_manager_edits_a_quotation_and_no_one
         bill = draft_quotation(server, server.token("sales01"))
         _, delete = propose(server, sales, f"删除报价单{bill['sBillNo']}")
         assert sales.post(f"/api/ops/{delete}/confirm").json()["approval"]["rules"] == ["delete-bill"]
+        (listed,) = [x for x in mgr.get("/api/approvals").json()["items"] if x["opId"] == delete]
+        assert listed["approval"]["approversMayEdit"] is False and "values" not in listed, listed
+        with server.login("b2admin") as c:  # another brand's approvals: neither the op nor its values
+            assert delete not in {x["opId"] for x in c.get("/api/approvals").json().get("items", [])}
         r = mgr.patch(f"/api/ops/{delete}", json={"payload": {"remark": "x"}})
         assert r.status_code == 403 and "delete-bill" in r.json()["error"], r.text
         assert sales.get(f"/api/ops/{delete}").json()["state"] == "awaiting_approval"
