@@ -10,7 +10,8 @@ An approver may edit an op awaiting approval too, when every rule it matched say
 ``approvers_may_edit`` (``ApprovalService.editable``, checked again on the locked request row): the
 same checks and staging, as the approver; the op then goes back to its requester as a draft, so the
 person in whose name the write runs confirms the values before anything is executed, and the
-editor's edit is not their approval.
+editor's edit is not their approval. Values that do not fit the form are refused (422) before an
+op awaiting approval goes back to draft (``OpExecutor.check_revision``): such an edit changes nothing.
 """
 
 from __future__ import annotations
@@ -43,11 +44,16 @@ async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dic
     assert op is not None
     if op.status not in EDITABLE:
         raise Conflict(f"the op is {op.status}; only a draft or an op awaiting approval can be edited")
-    if op.status == "awaiting" and not await _back_to_draft(ops, op_id, who, approver):
-        raise Conflict("the op was decided while it was being edited; it can no longer be edited")
     executor = ops.executors.get(op.executor)
     if executor is None:
         raise Conflict("this op's executor is not installed; it cannot be edited")
+    if op.status == "awaiting":
+        try:  # values that do not fit the form: 422 while it still awaits approval, nothing voided
+            await executor.check_revision(op, payload, who)
+        except ToolError as exc:
+            raise InvalidInput(exc.message, field="payload") from None
+        if not await _back_to_draft(ops, op_id, who, approver):
+            raise Conflict("the op was decided while it was being edited; it can no longer be edited")
     try:
         new_payload, diff, base = await executor.revise(op, payload, who)
     except ToolError as exc:

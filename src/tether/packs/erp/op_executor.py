@@ -27,14 +27,21 @@ def outcome_of(answer: dict[str, Any]) -> OpOutcome:
 
 
 Revise = Callable[[Op, dict[str, Any], Identity], Awaitable[tuple[dict[str, Any], dict[str, Any], str | None]]]
+Check = Callable[[Op, dict[str, Any], Identity], Awaitable[None]]
 
 
 class ErpOpExecutor(OpExecutor):
     name = NAME
 
-    def __init__(self, client: ErpClient, revise: Revise | None = None) -> None:
+    def __init__(self, client: ErpClient, revise: Revise | None = None, check: Check | None = None) -> None:
         self.client = client
         self._revise = revise
+        self._check = check
+
+    async def check_revision(self, op: Op, payload: dict[str, Any], who: Identity) -> None:
+        """The edited values against the form (``packs/erp/revision.py``), before anything changes."""
+        if self._check is not None:
+            await self._check(op, payload, who)
 
     async def revise(
         self, op: Op, payload: dict[str, Any], who: Identity

@@ -22,18 +22,29 @@ from tether.packs.erp.schema import check_form_values
 from tether.packs.erp.tools import Erp, token
 
 
+def _context(op: Op, who: Identity) -> ToolContext:
+    return ToolContext(who.owner, op.session_id or "", "", op.op_id, {}, who.grants, who.credential)
+
+
+async def check_revision(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> dict[str, Any]:
+    """``payload``'s values against ``op``'s form (types, bounds, options): 422 with each field's
+    problem, coded, for the edit form to show beside its input. -> the form's config."""
+    if op.op_type not in ("create", "update"):
+        raise InvalidInput(f"a {op.op_type} has no values to edit", field="payload")
+    config = await erp.form_config(_context(op, who), op.form_id)
+    _, problems = check_form_values(config, payload, creating=op.op_type == "create")
+    if problems:
+        first = problems[0]
+        raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
+    return config
+
+
 async def revise(
     erp: Erp, op: Op, payload: dict[str, Any], who: Identity
 ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
     """(the payload as staged, the diff, the base version) of ``op`` with ``payload``."""
-    if op.op_type not in ("create", "update"):
-        raise InvalidInput(f"a {op.op_type} has no values to edit", field="payload")
-    ctx = ToolContext(who.owner, op.session_id or "", "", op.op_id, {}, who.grants, who.credential)
-    config = await erp.form_config(ctx, op.form_id)
-    _, problems = check_form_values(config, payload, creating=op.op_type == "create")
-    if problems:  # each field's problem, coded, for the card's edit form to show beside its input
-        first = problems[0]
-        raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
+    config = await check_revision(erp, op, payload, who)
+    ctx = _context(op, who)
     resolved = await _values(erp, ctx, config, op.op_type, payload, {})
     if isinstance(resolved, Interaction):
         raise InvalidInput("a reference in the payload matches several records: name it by its code", field="payload")
