@@ -142,7 +142,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ErpServer]:
 
 
 def test_under_the_demo_policy_only_a_sales_manager_edits_a_quotation_and_no_one_a_delete(server: ErpServer) -> None:
-    """The demo policy lets approvers edit the quotation rule's ops: mgr01 may; the requester's
+    """The demo policy lets approvers edit the quotation rule's ops: mgr01 may (the list carries
+    the values; a value that does not fit is 422 and the op still waits); the requester's
     peer (same forms, no approval grant), finance and brand 2 get 404. A delete's rule does not
     let approvers edit: mgr01's PATCH is 403 and the op still waits for approval."""
     from tests.packs.erp.test_erp_ops import draft_quotation
@@ -160,6 +161,14 @@ def test_under_the_demo_policy_only_a_sales_manager_edits_a_quotation_and_no_one
             with server.login(outsider) as c:
                 assert c.patch(f"/api/ops/{op_id}", json={"payload": EDITED}).status_code == 404, outsider
         assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+        # a value that does not fit the form: 422 beside its field, and the op still awaits approval
+        bad = {**EDITED, "details": [{**EDITED["details"][0], "qty": -3}]}
+        r = mgr.patch(f"/api/ops/{op_id}", json={"payload": bad})
+        assert r.status_code == 422 and [(p["field"], p["code"]) for p in r.json()["problems"]] == [
+            ("details.0.qty", "min")
+        ], r.text
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+        assert op_id in {x["opId"] for x in mgr.get("/api/approvals").json()["items"]}
         r = mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
         assert r.status_code == 200 and r.json()["state"] == "draft", r.text
 
