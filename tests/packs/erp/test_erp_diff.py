@@ -98,7 +98,8 @@ def test_lines_are_matched_by_line_number_or_material() -> None:
 def test_each_changed_line_says_where_it_is_in_the_whole_bill() -> None:
     """An update's payload holds every line of the bill (the kept ones in order, then the new
     ones); the edit form finds a changed line there by its change's ``detailIndex`` — after a
-    deleted line, one place earlier — and the whole bill sent back diffs as the lines retyped."""
+    deleted line, one place earlier. Sent back whole (``whole``), the bill diffs as the lines
+    retyped, and a line it leaves out stays deleted."""
     three = [*LINES, {"line_no": 3, "material_id": "m3", "material_code": "M0003", "qty": 1, "unit_price": 9}]
     wanted: list[dict[str, Any]] = [
         {"line_no": 3, "qty": 2},
@@ -111,13 +112,15 @@ def test_each_changed_line_says_where_it_is_in_the_whole_bill() -> None:
     assert placed == {(3, "update"): 1, (1, "delete"): None, (4, "add"): 2}, placed
     assert [merged[c["detailIndex"]]["material_id"] for c in changes if "detailIndex" in c] == ["m3", "m4"]
     assert merged[1]["qty"] == 2 and changes[0]["material"] == "M0003"
-    # without a delete: the whole bill sent back with line 3's quantity retyped diffs as that change
-    merged, changes, _ = merge_lines(CONFIG, three, [wanted[0], wanted[2]], {})
+    # the whole bill sent back (an edit's payload) with line 3's quantity retyped: line 1 stays deleted
     edited = [dict(line) for line in merged]
-    edited[2]["qty"] = 5
-    again, changes, problems = merge_lines(CONFIG, three, edited, {})
-    assert problems == [] and [(c["lineNo"], c["change"], c["detailIndex"]) for c in changes] == [
-        (3, "update", 2),
-        (4, "add", 3),
+    edited[1]["qty"] = 5
+    again, changes, problems = merge_lines(CONFIG, three, edited, {}, whole=True)
+    assert problems == [] and again == edited
+    assert [(c["lineNo"], c["change"], c.get("detailIndex")) for c in changes] == [
+        (3, "update", 1),
+        (4, "add", 2),
+        (1, "delete", None),
     ]
-    assert again == edited
+    # read as changes (a proposal's), the same lines would keep line 1
+    assert len(merge_lines(CONFIG, three, edited, {})[0]) == 4

@@ -82,11 +82,18 @@ def _priced(change: Change, line: dict[str, Any]) -> Change:
 
 
 def merge_lines(
-    config: dict[str, Any], current: list[dict[str, Any]], wanted: list[dict[str, Any]], names: dict[str, str]
+    config: dict[str, Any],
+    current: list[dict[str, Any]],
+    wanted: list[dict[str, Any]],
+    names: dict[str, str],
+    *,
+    whole: bool = False,
 ) -> tuple[list[dict[str, Any]], list[Change], list[str]]:
-    """-> (every line after the change, the line changes, problems). Each added or updated line's
-    change says where the line is among the first (``detailIndex``): an update's payload holds the
-    whole bill, and the chat page's edit form edits the changed lines there."""
+    """-> (every line after the change, the line changes, problems). ``wanted``: the lines a
+    proposal changes, adds or deletes (``_delete``); ``whole``: every line of the bill (an edit's
+    payload, which sends back what the first of these answers), so a line of the record it leaves
+    out is deleted. Each added or updated line's change says where the line is among the first
+    (``detailIndex``): the chat page's edit form edits the changed lines there."""
     labels = _labels(detail_fields(config))
     columns = _writable(config)
     result = [{c: line.get(c) for c in columns} for line in current]
@@ -140,6 +147,12 @@ def merge_lines(
             }
             changes.append(_priced(updated, result[i]))
             placed.append((updated, i))
+    for i, line in enumerate(current):
+        if whole and i not in used:
+            deleted.add(i)
+            changes.append(
+                {"lineNo": line.get("line_no"), "change": "delete", "fields": [], "material": line.get("material_code")}
+            )
     lines = [line for i, line in enumerate(result) if i not in deleted]
     for change, i in placed:
         change["detailIndex"] = i - sum(1 for d in deleted if d < i)

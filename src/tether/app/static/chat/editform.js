@@ -74,7 +74,10 @@ export function editForm(p, ctx, save, close) {
     if (key !== "details" && value !== null && value !== undefined) grid.append(block(key, value, rowOf(p.diff, key)));
   }
   form.append(grid);
-  for (const { n, line, shown, whole } of editableLines(p, values)) {
+  const shownLines = editableLines(p, values);
+  const others = p.op === "update" && Array.isArray(values.details) ? values.details.length - shownLines.length : 0;
+  if (others > 0) form.append(h("p", { class: "meta edit-kept" }, t("editLinesKept", { n: others })));
+  for (const { n, line, shown, whole } of shownLines) {
     const set = h("fieldset", { class: "edit-line", dataset: { line: String(n) } }, h("legend", {}, lineLegend(n, shown)));
     for (const [key, value] of Object.entries(line || {})) {
       const row = rowOf(shown && shown.fields, key);
