@@ -31,7 +31,7 @@ rules:
       - {grant: "2001", count: 1}
     approvers_may_edit: %s
 """
-EDITED = {"customer_id": "C0001", "details": [{"material_id": "M0005", "qty": 30, "unit_price": 2600}]}
+EDITED: dict[str, Any] = {"customer_id": "C0001", "details": [{"material_id": "M0005", "qty": 30, "unit_price": 2600}]}
 
 
 def _lines(op: dict[str, Any]) -> list[tuple[float, float]]:
@@ -182,4 +182,31 @@ def test_under_the_demo_policy_only_a_sales_manager_edits_a_quotation_and_no_one
         r = mgr.patch(f"/api/ops/{delete}", json={"payload": {"remark": "x"}})
         assert r.status_code == 403 and "delete-bill" in r.json()["error"], r.text
         assert sales.get(f"/api/ops/{delete}").json()["state"] == "awaiting_approval"
+    server.assert_no_server_errors()
+
+
+def test_an_updates_edit_sends_the_whole_bill_and_a_line_left_out_is_deleted(server: ErpServer) -> None:
+    """An update's staged values are the whole bill (every line, ``detailIndex`` on each changed
+    line of the diff saying where it is): sent back with a line's quantity retyped, the diff is
+    that change alone; sent back without a line, that line is deleted — never brought back."""
+    from tests.packs.erp.test_erp_ops import draft_quotation
+
+    bill = draft_quotation(server, server.token("sales01"))  # M0001 × 5, M0002 × 3
+    with server.login("sales01") as sales:
+        s, op_id = propose(server, sales, f"把报价单{bill['sBillNo']}的第2行的数量改成4")
+        proposal = s["pendingInteraction"]["payload"]
+        whole = proposal["values"]["details"]
+        assert [x["qty"] for x in whole] == [5, 4], whole
+        assert [(x["lineNo"], x["change"], x["detailIndex"]) for x in proposal["lines"]] == [(2, "update", 1)]
+
+        retyped = {**proposal["values"], "details": [whole[0], {**whole[1], "qty": 6}]}
+        op = sales.patch(f"/api/ops/{op_id}", json={"payload": retyped}).json()
+        assert [(x["lineNo"], x["change"], x["detailIndex"]) for x in op["lines"]] == [(2, "update", 1)], op
+        assert [(f["field"], f["before"], f["after"]) for f in op["lines"][0]["fields"]] == [("qty", 3, 6)]
+
+        r = sales.patch(f"/api/ops/{op_id}", json={"payload": {**proposal["values"], "details": [whole[1]]}})
+        assert r.status_code == 200, r.text
+        assert [(x["lineNo"], x["change"]) for x in r.json()["lines"]] == [(2, "update"), (1, "delete")], r.text
+        pending = sales.get(f"/api/agent/sessions/{s['sessionId']}").json()["pendingInteraction"]["payload"]
+        assert [x["qty"] for x in pending["values"]["details"]] == [4]  # what the ERP's update would write
     server.assert_no_server_errors()

@@ -27,7 +27,7 @@ def outcome_of(answer: dict[str, Any]) -> OpOutcome:
 
 
 Revise = Callable[[Op, dict[str, Any], Identity], Awaitable[tuple[dict[str, Any], dict[str, Any], str | None]]]
-Check = Callable[[Op, dict[str, Any], Identity], Awaitable[None]]
+Check = Callable[[Op, dict[str, Any], Identity], Awaitable[Any]]
 
 
 class ErpOpExecutor(OpExecutor):
