@@ -118,7 +118,9 @@ class ApprovalService:
 
     async def listed(self, who: Identity, status: str, limit: int) -> list[dict[str, Any]]:
         """The caller's tenant's requests in ``status`` that their grants cover and that are not
-        their own, newest first."""
+        their own, newest first. Where the approvers may edit the op (``approversMayEdit``), its
+        proposed values ride along (``values``, the payload as staged): what the chat page's edit
+        form starts from and sends back."""
         if status not in STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(STATUSES)}", field="status")
         out = []
@@ -130,7 +132,10 @@ class ApprovalService:
                 continue
             if status == "pending" and op.status != "awaiting":  # withdrawn by its requester
                 continue
-            out.append(self._view(op, request, await self._counted(request)))
+            view = self._view(op, request, await self._counted(request))
+            if view["approval"]["approversMayEdit"] and op.op_type in ("create", "update"):
+                view["values"] = op.payload
+            out.append(view)
             if len(out) >= limit:
                 break
         return out

@@ -1,7 +1,8 @@
 """Edit before approve, the ERP's part: a new payload for a staged create or update, checked and
 resolved as ``propose_write`` checks a proposal, diffed again against the record as it is now
 (an update is bound to its current version), and written to the ERP's staged op
-(``/ai/reviseStaging``). It never writes business data."""
+(``/ai/reviseStaging``). An update's ``details`` are the whole bill, as its staged payload holds
+them: a line of the record they leave out is deleted. It never writes business data."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ async def _plan(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> tup
         raise InvalidInput("a reference in the payload matches several records: name it by its code", field="payload")
     if op.op_type == "update":
         record = await _target(erp, ctx, config, op.target_id, "update")
-        plan = _plan_update(config, record, resolved.values, resolved.names)
+        plan = _plan_update(config, record, resolved.values, resolved.names, whole=True)  # the whole bill
         await list_prices_of_changed(erp, ctx, config, plan.lines)
         return ctx, plan, (record.get("master") or {}).get("status")
     _price_lines(config, resolved)
