@@ -6,10 +6,9 @@ import {
   whenUnauthorized, whenUnavailable,
 } from "./api.js";
 import { h, clear, announce, icon } from "./dom.js";
-import { applyStatic, lang, setLang, t } from "./i18n.js";
+import { applyStatic, formatTime, lang, setLang, t } from "./i18n.js";
 import { Conversation } from "./view.js";
 import { loadApprovals } from "./approvals.js";
-import { formatTime } from "./cards.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGE = 30;

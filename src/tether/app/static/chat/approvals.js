@@ -40,7 +40,7 @@ function item(op, reload) {
       announce(result.textContent);
       setTimeout(reload, 1500);
     } catch (err) {
-      result.textContent = (err.body && err.body.error) || err.message || String(err);
+      result.textContent = err.message || String(err); // the server's sentence, or a coded one in the page's language
       approve.disabled = reject.disabled = false;
     }
   };
