@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from tether.abuse.refusal import LimitReached
 from tether.app.limits import BodyRefused
 from tether.errors import (
     Conflict,
@@ -77,6 +78,8 @@ def install(app: FastAPI) -> None:
             return JSONResponse({"error": msg, "field": "body"}, status_code=422)
         if isinstance(exc, BodyRefused):  # refused while the route read the body
             return exc.response()
+        if isinstance(exc, LimitReached):  # an abuse limit: the code and params say it in the person's language
+            return JSONResponse(exc.body(), status_code=429, headers=exc.headers)
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(Exception)

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import fresh_database
 from tests.packs.erp.conftest import ErpServer
-from tests.packs.erp.test_erp_approvals import BIG_QUOTE, EVERY_DATABASE, _audit_rows_of, _server, audit_verify
+from tests.packs.erp.test_erp_approvals import BIG_QUOTE, EVERY_DATABASE, _server, audit_verify, policy_servers
 from tests.packs.erp.test_erp_ops import erp_total, propose, wait_op
 
 # two seats: a sales manager's (approve.sales: mgr01) and a quotation form holder's (admin, or
@@ -43,74 +42,67 @@ def _lines(op: dict[str, Any]) -> list[tuple[float, float]]:
 
 @pytest.mark.parametrize("kind", EVERY_DATABASE)
 def test_an_approvers_edit_voids_the_approvals_and_the_requester_confirms_what_runs(kind: str, tmp_path: Path) -> None:
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(EDITABLE_POLICY % "false")
-    for url in fresh_database(kind, tmp_path):
-        env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
-        server = ErpServer(tmp_path, TETHER_ERP_ME_CACHE_S="1", TETHER_APPROVAL_POLICIES=str(policy), **env)
-        server.start(timeout=180)
-        try:
-            admin_token = server.token("admin")
-            before = erp_total(server, admin_token, "2001")
-            with server.login("sales01") as sales, server.login("mgr01") as mgr, server.login("admin") as admin:
-                proposed, op_id = propose(server, sales, BIG_QUOTE)
-                assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
-                first = admin.post(f"/api/approvals/{op_id}/approve").json()
-                assert (
-                    first["approval"]["approvedBy"] == ["admin@erp-1-1"]
-                    and first["approval"]["approversMayEdit"] is False
-                )
+    with policy_servers(kind, tmp_path, EDITABLE_POLICY % "false") as served:
+        (server,) = served.servers
+        policy = served.policy
+        admin_token = server.token("admin")
+        before = erp_total(server, admin_token, "2001")
+        with server.login("sales01") as sales, server.login("mgr01") as mgr, server.login("admin") as admin:
+            proposed, op_id = propose(server, sales, BIG_QUOTE)
+            assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+            first = admin.post(f"/api/approvals/{op_id}/approve").json()
+            assert (
+                first["approval"]["approvedBy"] == ["admin@erp-1-1"] and first["approval"]["approversMayEdit"] is False
+            )
 
-                # the switch off: the approver may approve or reject, not edit — and the list carries no values
-                (item,) = [x for x in mgr.get("/api/approvals").json()["items"] if x["opId"] == op_id]
-                assert item["approval"]["approversMayEdit"] is False and "values" not in item, item
-                r = mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
-                assert r.status_code == 403 and "does not let approvers edit" in r.json()["error"], r.text
-                assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+            # the switch off: the approver may approve or reject, not edit — and the list carries no values
+            (item,) = [x for x in mgr.get("/api/approvals").json()["items"] if x["opId"] == op_id]
+            assert item["approval"]["approversMayEdit"] is False and "values" not in item, item
+            r = mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
+            assert r.status_code == 403 and "does not let approvers edit" in r.json()["error"], r.text
+            assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
 
-                policy.write_text(EDITABLE_POLICY % "true")  # reloaded on change: a version that binds nothing
-                # brand 2 (holding the quotation form), no grant the request needs: as unknown as a wrong id
-                for outsider in ("b2admin", "wh01", "fin02"):
-                    with server.login(outsider) as c:
-                        r = c.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
-                        assert r.status_code == 404, (outsider, r.text)
-                assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
+            policy.write_text(EDITABLE_POLICY % "true")  # reloaded on change: a version that binds nothing
+            # brand 2 (holding the quotation form), no grant the request needs: as unknown as a wrong id
+            for outsider in ("b2admin", "wh01", "fin02"):
+                with server.login(outsider) as c:
+                    r = c.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
+                    assert r.status_code == 404, (outsider, r.text)
+            assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"
 
-                (item,) = [x for x in mgr.get("/api/approvals").json()["items"] if x["opId"] == op_id]
-                assert item["approval"]["approversMayEdit"] is True and item["values"]["details"][0]["qty"] == 40, item
-                r = mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
-                assert r.status_code == 200, r.text
-                edited = r.json()
-                assert edited["state"] == "draft" and _lines(edited) == [(30.0, 2600.0)], edited
-                # admin's approval was for the old values: void, with why; approving the old request is 409
-                given = sales.get(f"/api/approvals/{op_id}").json()["approval"]
-                assert [(g["approver"], g["void"]) for g in given["given"]] == [("admin", "the op was edited by mgr01")]
-                assert admin.post(f"/api/approvals/{op_id}/approve").status_code == 409
-                assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409  # the edit is no approval
-                assert erp_total(server, admin_token, "2001") == before  # nothing ran on values nobody confirmed
+            (item,) = [x for x in mgr.get("/api/approvals").json()["items"] if x["opId"] == op_id]
+            assert item["approval"]["approversMayEdit"] is True and item["values"]["details"][0]["qty"] == 40, item
+            r = mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED})
+            assert r.status_code == 200, r.text
+            edited = r.json()
+            assert edited["state"] == "draft" and _lines(edited) == [(30.0, 2600.0)], edited
+            # admin's approval was for the old values: void, with why; approving the old request is 409
+            given = sales.get(f"/api/approvals/{op_id}").json()["approval"]
+            assert [(g["approver"], g["void"]) for g in given["given"]] == [("admin", "the op was edited by mgr01")]
+            assert admin.post(f"/api/approvals/{op_id}/approve").status_code == 409
+            assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 409  # the edit is no approval
+            assert erp_total(server, admin_token, "2001") == before  # nothing ran on values nobody confirmed
 
-                # back to the requester: they see the edited values (their session's card too), and may edit again
-                card = sales.get(f"/api/agent/sessions/{proposed['sessionId']}").json()["pendingInteraction"]["payload"]
-                assert card.get("edited") is True and _lines(card) == [(30.0, 2600.0)], card
-                assert card["editedBy"] == "mgr01"  # the card says who changed the values
-                mine = sales.get(f"/api/ops/{op_id}").json()
-                assert mine["state"] == "draft" and _lines(mine) == [(30.0, 2600.0)], mine
-                assert mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED}).status_code == 409  # a draft now
-                held = sales.post(f"/api/ops/{op_id}/confirm").json()
-                assert held["state"] == "awaiting_approval" and held["approval"]["approvedBy"] == [], held
-                assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 200
-                assert admin.post(f"/api/approvals/{op_id}/approve").status_code == 200
-                done = wait_op(sales, op_id, {"done", "failed"})
-                assert done["state"] == "done" and done["attempts"] == 1, done
-                with server.erp_direct(admin_token) as erp:
-                    bill = erp.get(f"/getBusinessDataById/2001/{done['billId']}").json()
-                assert [(float(x["qty"]), float(x["unit_price"])) for x in bill["details"]] == [(30.0, 2600.0)]
-                assert bill["master"]["created_by"] == "sales01"  # in the requester's name
-            assert erp_total(server, admin_token, "2001") == before + 1
-            server.assert_no_server_errors()
-        finally:
-            server.stop()
-        rows = _audit_rows_of(url if kind != "sqlite" else None, server, op_id)
+            # back to the requester: they see the edited values (their session's card too), and may edit again
+            card = sales.get(f"/api/agent/sessions/{proposed['sessionId']}").json()["pendingInteraction"]["payload"]
+            assert card.get("edited") is True and _lines(card) == [(30.0, 2600.0)], card
+            assert card["editedBy"] == "mgr01"  # the card says who changed the values
+            mine = sales.get(f"/api/ops/{op_id}").json()
+            assert mine["state"] == "draft" and _lines(mine) == [(30.0, 2600.0)], mine
+            assert mgr.patch(f"/api/ops/{op_id}", json={"payload": EDITED}).status_code == 409  # a draft now
+            held = sales.post(f"/api/ops/{op_id}/confirm").json()
+            assert held["state"] == "awaiting_approval" and held["approval"]["approvedBy"] == [], held
+            assert mgr.post(f"/api/approvals/{op_id}/approve").status_code == 200
+            assert admin.post(f"/api/approvals/{op_id}/approve").status_code == 200
+            done = wait_op(sales, op_id, {"done", "failed"})
+            assert done["state"] == "done" and done["attempts"] == 1, done
+            with server.erp_direct(admin_token) as erp:
+                bill = erp.get(f"/getBusinessDataById/2001/{done['billId']}").json()
+            assert [(float(x["qty"]), float(x["unit_price"])) for x in bill["details"]] == [(30.0, 2600.0)]
+            assert bill["master"]["created_by"] == "sales01"  # in the requester's name
+        assert erp_total(server, admin_token, "2001") == before + 1
+        served.finish()
+        rows = served.audit_rows(op_id)
         actions = [str(r["tool_id"]) for r in rows]
         assert actions == [
             "op.propose",
@@ -129,7 +121,7 @@ def test_an_approvers_edit_voids_the_approvals_and_the_requester_confirms_what_r
         void, edit = (json.loads(rows[i]["args"]) for i in (3, 4))
         assert void["editor"] == "mgr01" and void["voided"] == 1 and void["reason"] == "the op was edited by mgr01"
         assert edit["editor"] == "mgr01" and edit["payload"]["details"][0]["qty"] == 30
-        audit_verify(url if kind != "sqlite" else f"sqlite:///{server.workdir / 'var' / 'tether.db'}")
+        audit_verify(served.url)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@
 // OP_RESULT (processing / pending / done / failed + retry), LINK, and the compiled workflow panel.
 
 import { h, clear, uid, safeUrl, announce, icon } from "./dom.js";
-import { t } from "./i18n.js";
+import { formatTime, t } from "./i18n.js";
 import { formatNumber, refBox } from "./refbox.js";
 import { problemText, failure } from "./problems.js";
 import { editForm } from "./editform.js";
@@ -844,10 +844,4 @@ function replayTable(out) {
   return h("div", {}, head, h("div", { class: "table-wrap" }, h("table", {},
     h("thead", {}, h("tr", {}, [t("step"), t("tool"), t("state"), t("result")].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, rows))));
-}
-
-export function formatTime(value) {
-  const d = new Date(typeof value === "number" ? value * 1000 : value);
-  if (Number.isNaN(d.getTime())) return String(value);
-  return d.toLocaleString(document.documentElement.lang === "en" ? "en" : "zh-CN", { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false });
 }

@@ -50,6 +50,13 @@ const STRINGS = {
     "err_ask_user.empty": "助手想向您提问，但问题是空的，请再说一次您的需求。",
     "err_skill.unknown": "没有名为 {skill} 的技能，请换个说法再试。",
     "err_job.failed": "{tool} 的后台任务没有完成，请稍后再试。",
+    // the abuse limits' 429 answers ({error, code, params}; resetAt shown as local time)
+    "err_limit.daily_tokens": "您今天的模型用量额度（{limit} 个 token）已用完，将于 {resetAt} 恢复。",
+    "err_limit.daily_model_calls": "您今天的模型调用额度（{limit} 次）已用完，将于 {resetAt} 恢复。",
+    "err_limit.login_user": "这个用户名登录失败的次数过多，已暂时锁定，请于 {resetAt} 之后再试。",
+    "err_limit.login_address": "从您的网络地址登录失败的次数过多，已暂时锁定，请于 {resetAt} 之后再试。",
+    "err_limit.login_busy_user": "这个用户名同时进行的登录尝试过多，请 {seconds} 秒后再试。",
+    "err_limit.login_busy_address": "从您的网络地址同时进行的登录尝试过多，请 {seconds} 秒后再试。",
     "err_erp.unreachable": "ERP 暂时无法访问，请 {seconds} 秒后再试。",
     "err_erp.login_expired": "ERP 登录已过期，请重新登录后再试。",
     "err_erp.no_access": "表单 {form} 不存在，或您无权使用它。",
@@ -147,6 +154,12 @@ const STRINGS = {
     "err_ask_user.empty": "The assistant meant to ask you something but the question was empty; say again what you need.",
     "err_skill.unknown": "There is no skill named {skill}; try rephrasing.",
     "err_job.failed": "The background job of {tool} did not finish ({reason}); try again later.",
+    "err_limit.daily_tokens": "Your daily budget of {limit} model tokens is spent; it resets at {resetAt}.",
+    "err_limit.daily_model_calls": "Your daily budget of {limit} model calls is spent; it resets at {resetAt}.",
+    "err_limit.login_user": "Too many failed logins for this username: it is locked out; try again at {resetAt}.",
+    "err_limit.login_address": "Too many failed logins from your address: it is locked out; try again at {resetAt}.",
+    "err_limit.login_busy_user": "Too many login attempts at once for this username; try again in {seconds} s.",
+    "err_limit.login_busy_address": "Too many login attempts at once from your address; try again in {seconds} s.",
     "err_erp.unreachable": "The ERP cannot be reached right now; try again in {seconds} s.",
     "err_erp.login_expired": "Your ERP login has expired; log in again.",
     "err_erp.no_access": "There is no form {form}, or you may not use it.",
@@ -226,6 +239,23 @@ function say(code, params) {
   }
   const text = t(key, filled);
   return /\{\w+\}/.test(text) ? null : text;
+}
+
+// A date and time (ISO 8601, or epoch seconds) as the person's local month, day and time.
+export function formatTime(value) {
+  const d = new Date(typeof value === "number" ? value * 1000 : value);
+  if (Number.isNaN(d.getTime())) return String(value);
+  return d.toLocaleString(current === "en" ? "en" : "zh-CN", { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false });
+}
+
+// A coded refusal of the server ({error, code, params}: the abuse limits' 429) in the page's
+// language, its resetAt as local time; null when the table lacks the code (the caller shows the
+// server's own sentence).
+export function refusalText(body) {
+  if (!body || typeof body.code !== "string" || !body.params || typeof body.params !== "object") return null;
+  const params = { ...body.params };
+  if (typeof params.resetAt === "string") params.resetAt = formatTime(params.resetAt);
+  return say(body.code, params);
 }
 
 // A tool's failure in the page's language: its code's text where the table has it; an uncoded

@@ -23,5 +23,6 @@ export function problemText(problem, field, detail) {
 
 export function failure(error) {
   if (error && error.status === 401) return t("loginLapsed"); // the banner offers the new login
-  return (error && error.body && error.body.error) || (error && error.message) || String(error);
+  // an ApiError's message is the person's: a coded refusal in the page's language, else the server's sentence
+  return (error && error.message) || (error && error.body && error.body.error) || String(error);
 }
