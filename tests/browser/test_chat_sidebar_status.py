@@ -71,6 +71,9 @@ def test_the_sidebar_says_what_the_header_says_when_a_turn_is_done_failed_or_sto
         s.ask("slowly label=late sleep=10,0,0")  # over the turn's 5 s
         s.wait_status("FAILED", timeout=30_000)
         _agree(s, "失败")
+        # the reason in the page's language (turn.timeout), not the server's English sentence
+        said = page.inner_text("#chat-error")
+        assert "5 秒的时间上限" in said and "TETHER_TURN_TIMEOUT_S" not in said, said
         s.shot("failed")
 
         s.ask("slowly label=stopped sleep=30,0,0")

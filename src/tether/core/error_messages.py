@@ -28,6 +28,9 @@ UNAVAILABLE = "tool.unavailable"  # a system the tool needs cannot be reached no
 FAILED = "tool.failed"  # the tool's own bug, or a failure without words of its own
 EMPTY_QUESTION = "ask_user.empty"
 UNKNOWN_SKILL = "skill.unknown"
+TURN_TIMEOUT = "turn.timeout"  # {seconds}: the turn's time limit (TETHER_TURN_TIMEOUT_S)
+TURN_ROUNDS = "turn.max_rounds"  # {rounds}: no final answer within TETHER_MAX_ROUNDS
+MODEL_FAILED = "model.failed"  # the model endpoint failed (its reason stays in the English sentence)
 JOB_FAILED = "job.failed"  # an async tool's job ended FAILED (its own English reason stays the model's)
 # the abuse limits' 429s (``tether.abuse``): ``resetAt`` is UTC in ISO 8601 (the page shows it as local time)
 DAILY_TOKENS = "limit.daily_tokens"  # {limit, resetAt, seconds}
@@ -81,6 +84,18 @@ MESSAGES: Table = {
     UNKNOWN_SKILL: {
         "zh": "没有名为 {skill} 的技能，请换个说法再试。",
         "en": "There is no skill named {skill}; try rephrasing.",
+    },
+    TURN_TIMEOUT: {
+        "zh": "这一轮超过了 {seconds} 秒的时间上限，已停止，请稍后再试或把问题拆小一些。",
+        "en": "The turn took longer than its {seconds} s limit and was stopped; try again or ask a smaller question.",
+    },
+    TURN_ROUNDS: {
+        "zh": "助手调用了 {rounds} 轮仍没有给出答复，已停止，请换个说法再试。",
+        "en": "The assistant did not reach an answer within {rounds} rounds and was stopped; try rephrasing.",
+    },
+    MODEL_FAILED: {
+        "zh": "模型服务出错了，请稍后再试。",
+        "en": "The model service failed; try again later.",
     },
     JOB_FAILED: {
         "zh": "{tool} 的后台任务没有完成，请稍后再试。",

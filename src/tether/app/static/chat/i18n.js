@@ -50,6 +50,9 @@ const STRINGS = {
     "err_ask_user.empty": "助手想向您提问，但问题是空的，请再说一次您的需求。",
     "err_skill.unknown": "没有名为 {skill} 的技能，请换个说法再试。",
     "err_job.failed": "{tool} 的后台任务没有完成，请稍后再试。",
+    "err_turn.timeout": "这一轮超过了 {seconds} 秒的时间上限，已停止，请稍后再试或把问题拆小一些。",
+    "err_turn.max_rounds": "助手调用了 {rounds} 轮仍没有给出答复，已停止，请换个说法再试。",
+    "err_model.failed": "模型服务出错了，请稍后再试。",
     // the abuse limits' 429 answers ({error, code, params}; resetAt shown as local time)
     "err_limit.daily_tokens": "您今天的模型用量额度（{limit} 个 token）已用完，将于 {resetAt} 恢复。",
     "err_limit.daily_model_calls": "您今天的模型调用额度（{limit} 次）已用完，将于 {resetAt} 恢复。",
@@ -154,6 +157,9 @@ const STRINGS = {
     "err_ask_user.empty": "The assistant meant to ask you something but the question was empty; say again what you need.",
     "err_skill.unknown": "There is no skill named {skill}; try rephrasing.",
     "err_job.failed": "The background job of {tool} did not finish ({reason}); try again later.",
+    "err_turn.timeout": "The turn took longer than its {seconds} s limit and was stopped; try again or ask a smaller question.",
+    "err_turn.max_rounds": "The assistant did not reach an answer within {rounds} rounds and was stopped; try rephrasing.",
+    "err_model.failed": "The model service failed; try again later.",
     "err_limit.daily_tokens": "Your daily budget of {limit} model tokens is spent; it resets at {resetAt}.",
     "err_limit.daily_model_calls": "Your daily budget of {limit} model calls is spent; it resets at {resetAt}.",
     "err_limit.login_user": "Too many failed logins for this username: it is locked out; try again at {resetAt}.",
@@ -256,6 +262,12 @@ export function refusalText(body) {
   const params = { ...body.params };
   if (typeof params.resetAt === "string") params.resetAt = formatTime(params.resetAt);
   return say(body.code, params);
+}
+
+// A coded message of the server (a turn's failure: turn.timeout, …) in the page's language, else
+// its own words.
+export function codedOr(data, words) {
+  return (data && say(data.code, data.params || {})) ?? words;
 }
 
 // A tool's failure in the page's language: its code's text where the table has it; an uncoded
