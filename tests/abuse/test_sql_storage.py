@@ -184,6 +184,33 @@ async def test_failed_logins_spread_over_two_replicas_lock_out_at_the_limit_in_t
         b.close()
 
 
+async def test_fifty_guesses_at_once_over_two_replicas_get_no_more_than_the_limit_through(server_url: str) -> None:
+    """The last failure locks out and forgets the failures; an attempt that another replica
+    reserved meanwhile must still see the lock (it used to slip through as a sixth guess)."""
+    settings = create_settings(database_url=server_url, packs="", login_max_failures=5, login_lockout_s=30)
+    a, b = SqlStorage(normalize_url(server_url), "t-burst"), SqlStorage(normalize_url(server_url), "t-burst")
+    guards = [LoginGuard(s, settings, lambda _: None, StorageDown()) for s in (a, b)]
+
+    async def guess(i: int) -> bool:
+        await asyncio.sleep(i * 0.004)  # a guesser's stream, not one instant
+        try:
+            attempt = await guards[i % 2].admit("carol", "10.0.0.3")
+        except LimitReached:
+            return False
+        await asyncio.sleep(0.02)  # the ERP checks the password
+        await attempt.failed()  # and says no
+        return True
+
+    try:
+        for _ in range(3):
+            await a.reset()
+            through = await asyncio.gather(*(guess(i) for i in range(50)))
+            assert 1 <= through.count(True) <= 5, through
+    finally:
+        a.close()
+        b.close()
+
+
 async def test_a_database_that_does_not_answer_turns_the_limits_off_loudly(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
