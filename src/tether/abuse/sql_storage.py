@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from limits.aio.storage import MovingWindowSupport, Storage
 
+from tether.errors import ConfigError
+
 T = TypeVar("T")
 CLEAN_EVERY_S = 60.0
 TRIES = 3  # a transaction a deadlock chose as its victim is run again
@@ -81,7 +83,7 @@ class SqlStorage(Storage, MovingWindowSupport):
         )
         dialect = "mysql" if self.engine.dialect.name in ("mysql", "mariadb") else self.engine.dialect.name
         if dialect not in _UPSERT:
-            raise ValueError(f"the abuse counters need PostgreSQL or MariaDB, not {self.engine.dialect.name}")
+            raise ConfigError(f"the abuse counters need PostgreSQL or MariaDB, not {self.engine.dialect.name}")
         self.sql = {name: sa.text(s) for name, s in _SQL.items()}
         self.upsert = sa.text(_UPSERT[dialect])
         self.ensure_window = sa.text(_ENSURE_WINDOW[dialect])
