@@ -135,7 +135,9 @@ class Settings(BaseSettings):
     user_daily_model_calls: int = Field(0, ge=0, description="model calls per user per day (0: unlimited)")
     user_tool_calls_per_minute: int = Field(0, ge=0, description="tool calls per user per minute (0: unlimited)")
     limits_namespace: str = Field(
-        "tether", min_length=1, description="prefix of the abuse counters' keys in Redis; one per deployment"
+        "tether",
+        min_length=1,
+        description="prefix of the abuse counters' keys (Redis or the database); one per deployment",
     )
 
     @property

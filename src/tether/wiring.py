@@ -103,6 +103,7 @@ class Services:
         if self.tracing is not None:
             await asyncio.to_thread(self.tracing.shutdown)  # flushes the spans still queued
         self.ops.store.close()
+        self.abuse.close()
 
     async def not_ready(self) -> str | None:
         """Why this replica should get no traffic now (``/api/ready``), or None: shutting down,

@@ -1,7 +1,7 @@
 """Per-user budgets from the user's side: a user over the daily token or model-call budget gets
 429 naming the budget and when it resets, another user does not; a tool call over the per-minute
-budget is the call's error, which the model sees, and the turn goes on; replicas sharing Redis
-share the budget; ``/metrics`` counts the refusals by kind."""
+budget is the call's error, which the model sees, and the turn goes on; replicas sharing Redis,
+or one PostgreSQL database without Redis, share the budget; ``/metrics`` counts the refusals by kind."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.conftest import fresh_database
 from tether.app.main import create_app
 from tether.core.error_messages import MESSAGES, say
 from tether.core.messages import Usage
@@ -28,8 +29,10 @@ BOB = {"Authorization": "Bearer dev-bob"}
 
 
 @contextmanager
-def app(tmp_path: Path, model: ScriptedModel, name: str = "tether", **settings: Any) -> Iterator[TestClient]:
-    url = f"sqlite:///{tmp_path / f'{name}.db'}"
+def app(
+    tmp_path: Path, model: ScriptedModel, name: str = "tether", url: str | None = None, **settings: Any
+) -> Iterator[TestClient]:
+    url = url or f"sqlite:///{tmp_path / f'{name}.db'}"
     with TestClient(create_app(create_settings(database_url=url, packs="", **settings), model=model)) as client:
         yield client
 
@@ -120,7 +123,7 @@ def test_a_tool_call_over_the_per_minute_budget_is_the_calls_error_and_the_turn_
 
 
 def test_replicas_sharing_redis_share_a_users_budget(tmp_path: Path) -> None:
-    shared = {
+    shared: dict[str, Any] = {
         "user_daily_tokens": 100,
         "redis_url": "redis://127.0.0.1:6379/0",
         "limits_namespace": f"test-{uuid.uuid4().hex}",
@@ -132,6 +135,20 @@ def test_replicas_sharing_redis_share_a_users_budget(tmp_path: Path) -> None:
         assert ask(a, ALICE).json()["status"] == "SUCCEEDED"
         r = ask(b, ALICE)  # the other replica knows what alice spent
         assert r.status_code == 429 and "TETHER_USER_DAILY_TOKENS" in r.json()["error"], r.text
+
+
+@pytest.mark.postgres
+def test_replicas_on_one_postgresql_database_without_redis_share_a_users_budget(tmp_path: Path) -> None:
+    for url in fresh_database("postgres", tmp_path):
+        with (
+            app(tmp_path, ScriptedModel([text("one", usage=Usage(100, 5))]), url=url, user_daily_tokens=100) as a,
+            app(tmp_path, ScriptedModel([text("bob's")]), url=url, user_daily_tokens=100) as b,
+        ):
+            assert ask(a, ALICE).json()["status"] == "SUCCEEDED"
+            r = ask(b, ALICE)  # the other replica reads what alice spent from the database
+            assert r.status_code == 429 and "TETHER_USER_DAILY_TOKENS" in r.json()["error"], r.text
+            assert 86_000 < int(r.headers["Retry-After"]) <= 86_400
+            assert ask(b, BOB).json()["status"] == "SUCCEEDED"
 
 
 def test_with_redis_down_the_budgets_are_not_applied_and_the_log_says_so(

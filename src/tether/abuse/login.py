@@ -9,7 +9,9 @@ lock-out within a day, up to ``TETHER_LOGIN_LOCKOUT_MAX_S``. While locked out, `
 (not the address's, and not its lock-outs, which keep the next one long).
 
 Attempts still being checked count as failures until they end (``in flight``): a guesser who
-sends fifty at once gets as many to the ERP as the failures left, the rest 429 at once. Each
+sends fifty at once gets as many to the ERP as the failures left, the rest 429 at once — spread
+over replicas too: an attempt is reserved, then the lock-out checked again, since the last failure
+locks out and forgets the failures in one step that another replica may run meanwhile. Each
 attempt ends when its request does (``EndLoginAttempts``, a middleware), whatever the route did.
 
 The address is the connection's peer (``request.client``): behind a proxy, run the server so it
@@ -88,34 +90,43 @@ class LoginGuard:
         if self.down.skipping:
             return LoginAttempt(self, ids)
         try:
-            for scope, ident in ids:
-                if scope.max_failures <= 0:
-                    continue
-                n = (
-                    MANY
-                    - (await self.fixed.get_window_stats(self.lockouts, "login-lockouts", scope.name, ident)).remaining
-                )
-                if n <= 0:
-                    continue
-                lock = self._lock(n)
-                stats = await self.moving.get_window_stats(lock, "login-lock", scope.name, ident)
-                if stats.remaining <= 0:
-                    self.refused(f"login_{scope.name}")
-                    raise LimitReached(
-                        f"login_{scope.name}",
-                        f"too many failed logins {scope.what}: locked out for {duration(lock.get_expiry())} "
-                        f"(lock-out {n} today; each further one doubles, up to {duration(self.lockout_max_s)}); "
-                        f"try again {until(stats.reset_time)}",
-                        stats.reset_time - time.time(),
-                        scope.locked,
-                        {"resetAt": reset_at(stats.reset_time)},
-                    )
-            return await self._reserve(ids)
+            await self._refuse_locked(ids)
+            attempt = await self._reserve(ids)
+            # again: a lock-out that began meanwhile (another replica's last failure) cleared the
+            # failures the reserve may have read, so only the lock stops this attempt now
+            try:
+                await self._refuse_locked(ids)
+            except LimitReached:
+                await attempt.end()
+                raise
+            return attempt
         except LimitReached:
             raise
         except Exception as exc:  # the storage failed: the limit is off (logged), the login goes on
             self.down(exc)
         return LoginAttempt(self, ids)
+
+    async def _refuse_locked(self, ids: list[tuple[Scope, str]]) -> None:
+        """``LimitReached`` while the username or the address is locked out."""
+        for scope, ident in ids:
+            if scope.max_failures <= 0:
+                continue
+            n = MANY - (await self.fixed.get_window_stats(self.lockouts, "login-lockouts", scope.name, ident)).remaining
+            if n <= 0:
+                continue
+            lock = self._lock(n)
+            stats = await self.moving.get_window_stats(lock, "login-lock", scope.name, ident)
+            if stats.remaining <= 0:
+                self.refused(f"login_{scope.name}")
+                raise LimitReached(
+                    f"login_{scope.name}",
+                    f"too many failed logins {scope.what}: locked out for {duration(lock.get_expiry())} "
+                    f"(lock-out {n} today; each further one doubles, up to {duration(self.lockout_max_s)}); "
+                    f"try again {until(stats.reset_time)}",
+                    stats.reset_time - time.time(),
+                    scope.locked,
+                    {"resetAt": reset_at(stats.reset_time)},
+                )
 
     async def _reserve(self, ids: list[tuple[Scope, str]]) -> LoginAttempt:
         """Count the attempt in flight; 429 when the failures so far and the attempts in flight

@@ -1,13 +1,14 @@
 """Where the abuse counters live.
 
 ``limits``' Redis storage when ``TETHER_REDIS_URL`` is set: every replica counts into the same
-keys (moving windows as sorted sets, fixed windows as counters with a TTL), so a limit holds
-however the load balancer spreads the requests. Without Redis, this process's memory: tether
-without Redis is one process (the README's ``TETHER_REDIS_URL``), and a restart forgets the
-counts. Keys start with ``TETHER_LIMITS_NAMESPACE``.
+keys (moving windows as lists, fixed windows as counters with a TTL), so a limit holds however
+the load balancer spreads the requests. Without Redis, on a PostgreSQL or MariaDB database,
+tether's own database (``tether.abuse.sql_storage``): replicas on one database share the counts
+there. Without Redis on the embedded SQLite database, this process's memory: that server is one
+process, and a restart forgets the counts. Keys start with ``TETHER_LIMITS_NAMESPACE``.
 
-If the storage fails (Redis down) the limit is not applied and this is logged: an outage of the
-counter store must not lock every user out of logging in or asking.
+If the storage fails (Redis or the database down) the limit is not applied and this is logged:
+an outage of the counter store must not lock every user out of logging in or asking.
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ from urllib.parse import quote
 
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 
+from tether.abuse.sql_storage import SqlStorage
 from tether.settings import Settings
+from tether.store.database import normalize_url
 
 log = logging.getLogger("tether.abuse")
 
 
 def open_storage(settings: Settings) -> Storage:
     if settings.redis_url is None:
-        return MemoryStorage()
+        database = normalize_url(settings.database_url)
+        if database.drivername == "sqlite":
+            return MemoryStorage()
+        return SqlStorage(database, settings.limits_namespace)
     url = settings.redis_url.get_secret_value()
     return RedisStorage(
         "async+" + url,

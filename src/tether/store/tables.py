@@ -262,3 +262,27 @@ op_approval = sa.Table(
     sa.UniqueConstraint("op_id", "approver_user", "approver_tenant", "fingerprint", name="ux_op_approval_once"),
     **_table_kw,
 )
+
+# The abuse limits' counters when replicas share no Redis (tether/abuse/sql_storage.py, migration
+# 0009): ``name`` is a digest of namespace and key (keys hold usernames of any length).
+abuse_counter = sa.Table(
+    "abuse_counter",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("namespace", sa.String(NAME), nullable=False),
+    sa.Column("rate_key", sa.Text, nullable=False),
+    sa.Column("hits", sa.BigInteger, nullable=False),  # a fixed window's count
+    sa.Column("expire_at", sa.Double, nullable=False),
+    **_table_kw,
+)
+
+abuse_window = sa.Table(
+    "abuse_window",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("namespace", sa.String(NAME), nullable=False),
+    sa.Column("rate_key", sa.Text, nullable=False),
+    sa.Column("entries", Body, nullable=False),  # a moving window's newest entries' times, newest first
+    sa.Column("expire_at", sa.Double, nullable=False),
+    **_table_kw,
+)

@@ -1,7 +1,8 @@
 """Password guessing against ``POST /api/auth/login``, from the attacker's side: after the limit
 the answer is 429 with Retry-After and the ERP receives nothing more (its requests are counted in
 the server's access log); the lock-out grows; a different user from another address is not
-blocked; two replicas sharing Redis share the count."""
+blocked; two replicas sharing Redis share the count, and so do two replicas on one PostgreSQL
+database without Redis."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import fresh_database
 from tests.packs.erp.conftest import ErpServer
 from tests.servers import free_port
 from tether.erp_demo import facts
@@ -141,6 +143,49 @@ def test_two_replicas_sharing_redis_share_the_count(tmp_path: Path) -> None:
             b.stop()
     finally:
         a.stop()
+
+
+def burst(servers: list[ErpServer], user: str, address: str) -> list[int]:
+    """Fifty wrong guesses sent at once, spread over ``servers``: their status codes."""
+    with ThreadPoolExecutor(max_workers=24) as pool:
+        return list(
+            pool.map(lambda i: login(servers[i % len(servers)], user, f"burst-{i}", address).status_code, range(50))
+        )
+
+
+@pytest.mark.postgres
+def test_two_replicas_on_one_postgresql_database_without_redis_share_the_count(tmp_path: Path) -> None:
+    """No Redis: the counters live in tether's database, so guesses spread over both replicas,
+    one by one or fifty at once, reach the ERP no more often than the limit allows in total."""
+    for url in fresh_database("postgres", tmp_path):
+        shared = {**LIMITS, "TETHER_LOGIN_LOCKOUT_S": "30", "TETHER_DATABASE_URL": url}
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        a = ErpServer(tmp_path / "a", **shared).start(timeout=120)
+        try:
+            b = ErpServer(tmp_path / "b", **shared).start(timeout=120)
+            try:
+                for server in (a, b, a, b, a):  # five failures, spread over both replicas
+                    assert login(server, "sales03", "wrong").status_code == 401
+                for server in (a, b):  # locked out on both, even with the right password
+                    r = login(server, "sales03", facts.PASSWORD, address="127.0.0.8")
+                    assert r.status_code == 429, r.text
+                    assert 1 <= int(r.headers["Retry-After"]) <= 30
+                    assert "too many failed logins for this username" in r.json()["error"]
+                assert erp_logins(a) + erp_logins(b) == 5
+
+                codes = burst([a, b], "sales04", "127.0.0.9")  # fifty guesses at once, over both replicas
+                assert set(codes) <= {401, 429}, codes
+                assert 1 <= codes.count(401) <= 5, codes
+                assert erp_logins(a) + erp_logins(b) == 5 + codes.count(401)
+                ok = login(b, "fin01", facts.PASSWORD, address="127.0.0.10")  # another user gets in
+                assert ok.status_code == 200, ok.text
+                a.assert_no_server_errors()
+                b.assert_no_server_errors()
+            finally:
+                b.stop()
+        finally:
+            a.stop()
 
 
 def test_an_unreachable_erp_locks_no_one_out(tmp_path: Path) -> None:
