@@ -50,6 +50,8 @@ def install(app: FastAPI) -> None:
             body["field"] = exc.field
         if isinstance(exc, InvalidInput) and exc.problems:
             body["problems"] = exc.problems
+        if isinstance(exc, InvalidInput) and exc.code:  # the page says it in the person's language
+            body.update(code=exc.code, params=exc.params)
         headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
         if isinstance(exc, Unavailable):  # an upstream outage: the client retries, it does not log in again
             body.update(code="UPSTREAM_UNAVAILABLE", upstream=exc.upstream, retryAfter=exc.retry_after_s)

@@ -91,5 +91,5 @@ def test_lines_are_matched_by_line_number_or_material() -> None:
     assert changes[0]["fields"] == [{"field": "qty", "label": "数量", "before": 3, "after": 4}]
     merged, changes, _ = merge_lines(CONFIG, LINES, [{"line_no": 1, "_delete": True}], {})
     assert merged == [{"material_id": "m2", "qty": 3, "unit_price": 22}] and changes[0]["change"] == "delete"
-    _, _, problems = merge_lines(CONFIG, LINES, [{"line_no": 9, "qty": 1}], {})
-    assert problems == ["details[0]: the record has no line 9"]
+    _, _, missing = merge_lines(CONFIG, LINES, [{"line_no": 9, "qty": 1}], {})
+    assert missing == [9]

@@ -84,20 +84,21 @@ def _priced(change: Change, line: dict[str, Any]) -> Change:
 def merge_lines(
     config: dict[str, Any], current: list[dict[str, Any]], wanted: list[dict[str, Any]], names: dict[str, str]
 ) -> tuple[list[dict[str, Any]], list[Change], list[str]]:
-    """-> (every line after the change, the line changes, problems)."""
+    """-> (every line after the change, the line changes, the line numbers asked for that the record
+    does not have)."""
     labels = _labels(detail_fields(config))
     columns = _writable(config)
     result = [{c: line.get(c) for c in columns} for line in current]
     deleted: set[int] = set()
     used: set[int] = set()
     changes: list[Change] = []
-    problems: list[str] = []
+    missing: list[Any] = []
     for n, want in enumerate(wanted):
         i = _match(current, want, used)
         body = {k: v for k, v in want.items() if k in columns}
         if i is None:
             if want.get("line_no") is not None:
-                problems.append(f"details[{n}]: the record has no line {want['line_no']}")
+                missing.append(want["line_no"])
                 continue
             result.append({c: body.get(c) for c in columns})
             fields = [
@@ -136,7 +137,7 @@ def merge_lines(
             }
             changes.append(_priced(updated, result[i]))
     lines = [line for i, line in enumerate(result) if i not in deleted]
-    return [{k: v for k, v in line.items() if v is not None} for line in lines], changes, problems
+    return [{k: v for k, v in line.items() if v is not None} for line in lines], changes, missing
 
 
 def created_lines(config: dict[str, Any], lines: list[dict[str, Any]], names: dict[str, str]) -> list[Change]:

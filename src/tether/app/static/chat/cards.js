@@ -4,7 +4,7 @@
 // OP_RESULT (processing / pending / done / failed + retry), LINK, and the compiled workflow panel.
 
 import { h, clear, uid, safeUrl, announce, icon } from "./dom.js";
-import { t } from "./i18n.js";
+import { requestError, t } from "./i18n.js";
 import { formatNumber, refBox } from "./refbox.js";
 
 // A field problem in the UI's language when its code is known (the server's message otherwise).
@@ -36,7 +36,7 @@ function boundProblem(field, value) {
 
 function failure(error) {
   if (error && error.status === 401) return t("loginLapsed"); // the banner offers the new login
-  return (error && error.body && error.body.error) || (error && error.message) || String(error);
+  return (error && requestError(error.body)) || (error && error.message) || String(error);
 }
 
 function cardShell(kind, title, interactionId) {

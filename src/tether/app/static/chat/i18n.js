@@ -37,6 +37,7 @@ const STRINGS = {
     problem_type_integer: "请输入整数", problem_type_number: "请输入数字",
     problem_min: "不能小于 {min}", problem_positive: "必须大于 0", problem_max: "必须小于 {max}",
     problem_max_lines: "明细最多 {n} 行", problem_min_lines: "请至少添加 {n} 行明细", problem_ref: "没有您可以查看的匹配记录",
+    problem_ambiguous: "匹配到多条记录，请选择一条或输入编码",
     // tools' failures by code (core/error_messages.py's and the ERP pack's messages.py say the same for the planner)
     "err_tool.unknown": "助手调用了不存在的工具 {tool}，请换个说法再试。",
     "err_tool.not_allowed": "{tool} 不能在这一步使用，请换个说法再试。",
@@ -68,6 +69,28 @@ const STRINGS = {
     "err_erp.problem.min": "{label}小于允许的最小值",
     "err_erp.problem.max": "{label}超过允许的最大值",
     "err_erp.problem.max_lines": "{label}行数过多",
+    "err_erp.login_missing": "这需要 ERP 登录，请用 ERP 账号登录后再试。",
+    "err_erp.refused": "ERP 拒绝了这个请求（{status}），请核对后再试。",
+    "err_erp.no_record": "没有找到您可以查看的{form} {record}。请核对单号或编号。",
+    "err_erp.bad_record_id": "“{value}”不是有效的单号或记录编号（只能含字母、数字和 - _ . :，最多 64 个字符）。",
+    "err_erp.needs_record": "请说明要操作的是哪一张单据（单号或记录编号）。",
+    "err_erp.needs_source": "请说明要由哪一张单据生成（来源单据的单号）。",
+    "err_erp.needs_session": "写入只能在会话中提议，由您确认后才执行。",
+    "err_erp.no_line": "{record} 没有第 {lines} 行明细。",
+    "err_erp.bad_op": "不支持“{op}”：只能新增、修改、删除、审核或生成单据。",
+    "err_erp.cannot_edit": "这个 ERP 连接不支持修改待确认的提议，请取消后重新提议。",
+    "err_erp.nothing_to_edit": "这个提议没有可以修改的值。",
+    "err_erp.ambiguous_ref": "有一项引用匹配到多条记录，请用编码指明。",
+    "err_erp.choose_one": "请从候选项中选择一个。",
+    "err_erp.no_views": "您的表单都没有可查询的视图，无法做这种查询。",
+    "err_erp.no_sql": "助手还没有为这个问题写出查询，请换个说法再试。",
+    "err_erp.query_failed": "助手写的查询没有通过检查或执行失败，请换个说法再试。",
+    "err_erp.unknown_filter": "{form}没有这些筛选条件：{filters}。",
+    "err_erp.bad_filter": "筛选条件{filter}只能是一个文本、数字或日期。",
+    "err_erp.filter_too_long": "筛选条件{filter}超过 {max} 个字符，请缩短后再试。",
+    "err_erp.bad_arguments": "助手调用 {tool} 时给的参数有误，请换个说法再试。",
+    "err_erp.problem.ambiguous_field": "{label}对应多个字段，请写出完整的字段名",
+    "err_erp.problem.invalid": "{label}的值不符合要求",
     proposal: "写入提案", proposalOp: "{form} · {op}", field: "字段", before: "修改前", after: "修改后",
     confirm: "确认", reject: "取消", expires: "有效期至 {time}", autoExec: "确认后自动执行",
     change_add: "新增", change_update: "修改", change_delete: "删除", op_create: "新建", op_update: "修改",
@@ -135,6 +158,7 @@ const STRINGS = {
     problem_min: "Must be at least {min}", problem_positive: "Must be greater than 0", problem_max: "Must be below {max}",
     problem_max_lines: "At most {n} lines", problem_min_lines: "Add at least {n} line(s)",
     problem_ref: "Nothing you can see matches this",
+    problem_ambiguous: "Matches several records: choose one or enter its code",
     "err_tool.unknown": "The assistant called a tool that does not exist ({tool}); try rephrasing.",
     "err_tool.not_allowed": "{tool} cannot be used in this step; try rephrasing.",
     "err_tool.not_authorised": "You may not use {tool} (missing: {grants}).",
@@ -165,6 +189,28 @@ const STRINGS = {
     "err_erp.problem.min": "{label} is below its minimum",
     "err_erp.problem.max": "{label} is above its maximum",
     "err_erp.problem.max_lines": "{label} has too many lines",
+    "err_erp.login_missing": "This needs an ERP login; log in with your ERP account and try again.",
+    "err_erp.refused": "The ERP refused the request ({status}): {reason}.",
+    "err_erp.no_record": "There is no {form} {record} that you can see. Check the number.",
+    "err_erp.bad_record_id": "“{value}” is not a bill number or record id (letters, digits, - _ . : only; at most 64).",
+    "err_erp.needs_record": "Say which record to {op} (its bill number or id).",
+    "err_erp.needs_source": "Say which bill to generate from (its bill number).",
+    "err_erp.needs_session": "A write can only be proposed in a conversation, where you confirm it.",
+    "err_erp.no_line": "{record} has no line {lines}.",
+    "err_erp.bad_op": "“{op}” is not an operation here: create, update, delete, examine or generate.",
+    "err_erp.cannot_edit": "This ERP connection cannot edit a proposal; cancel it and propose again.",
+    "err_erp.nothing_to_edit": "A {op} has no values to edit.",
+    "err_erp.ambiguous_ref": "A reference matches several records; name it by its code.",
+    "err_erp.choose_one": "Choose one of the candidates.",
+    "err_erp.no_views": "None of your forms has a query view, so this query cannot be run for you.",
+    "err_erp.no_sql": "The assistant has no query for this question yet; try rephrasing.",
+    "err_erp.query_failed": "The assistant's query was refused or failed; try rephrasing.",
+    "err_erp.unknown_filter": "{form} has no filter {filters}.",
+    "err_erp.bad_filter": "The filter {filter} must be a single text, number or date.",
+    "err_erp.filter_too_long": "The filter {filter} is longer than {max} characters; shorten it.",
+    "err_erp.bad_arguments": "The assistant called {tool} with arguments it cannot use; try rephrasing.",
+    "err_erp.problem.ambiguous_field": "{label} names several fields; use the full field name",
+    "err_erp.problem.invalid": "{label} has a value the form does not accept",
     proposal: "Write proposal", proposalOp: "{form} · {op}", field: "Field", before: "Before", after: "After",
     confirm: "Confirm", reject: "Cancel", expires: "Valid until {time}", autoExec: "Runs on confirmation",
     change_add: "add", change_update: "update", change_delete: "delete", op_create: "create", op_update: "update",
@@ -237,6 +283,12 @@ export function toolError(data) {
   // uncoded: the person's sentence first, the tool's own words after it (the row is a detail view)
   const said = current === "zh" && data.toolId ? say("tool.failed", { tool: data.toolId }) : null;
   return said !== null && data.error ? `${said}\n${data.error}` : (said ?? data.error);
+}
+
+// A refused request's reason in the page's language: its code's text where the server gave a code
+// the table has (a pack's refusal, 422), its own words otherwise.
+export function requestError(body) {
+  return (body && body.code && say(body.code, body.params || {})) || (body && body.error) || null;
 }
 
 // Static labels in the page: data-i18n (text), data-i18n-placeholder, data-i18n-aria (aria-label).
