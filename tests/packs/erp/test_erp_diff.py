@@ -33,6 +33,24 @@ LINES = [
 ]
 
 
+def test_a_label_is_also_named_without_its_bracketed_unit_unless_that_names_several() -> None:
+    fields = [
+        {"column": "delivery_days", "label": "交期(天)", "type": "integer"},
+        {"column": "tax_rate", "label": "税率（%）", "type": "number"},  # full-width brackets
+        {"column": "lead_weeks", "label": "周期(周)", "type": "integer"},
+        {"column": "lead_days", "label": "周期(天)", "type": "integer"},
+        {"column": "remark", "label": "备注", "type": "text"},
+        {"column": "remark_x", "label": "备注(内部)", "type": "text"},
+    ]
+    config = {"formId": "9", "master": fields}
+    clean, problems = check_form_values(config, {"交期": "5", "税率": "9", "备注": "x"}, creating=False)
+    assert problems == [] and clean == {"delivery_days": 5, "tax_rate": 9, "remark": "x"}  # 备注: the exact label
+    clean, problems = check_form_values(config, {"周期": "3", "周期(周)": "2"}, creating=False)
+    assert clean == {"lead_weeks": 2}  # the full label still names its field
+    assert [(p["field"], p["code"]) for p in problems] == [("周期", "ambiguous_field")]
+    assert "周期(周), 周期(天)" in problems[0]["message"]
+
+
 def test_values_by_label_or_column_typed_and_checked() -> None:
     clean, problems = check_form_values(
         CONFIG,
