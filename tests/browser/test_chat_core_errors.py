@@ -33,3 +33,30 @@ def test_a_core_failure_reads_in_chinese_on_the_chinese_page(chat: Callable[...,
         s.shot("budget-in-chinese")
     finally:
         server.stop()
+
+
+def test_an_erp_tools_coded_failure_reads_in_the_pages_language(chat: Callable[..., Any], erp_server: Any) -> None:
+    """A pack's failure (the ERP's erp.no_line: a line the bill lacks) on a Chinese page, then on an
+    English one: the answer and the failed tool's row are the person's language, never the other."""
+    bill = facts.REVISION_QUOTATION_BILL_NO  # three lines; nothing is written by a refused proposal
+    s = chat(erp_server)
+    s.open()
+    s.login_erp("sales01", facts.PASSWORD)
+    page = s.page
+    s.ask(f"把报价单{bill}第9行的数量改成5")
+    s.wait_status("SUCCEEDED")
+    assert page.inner_text(".answer").strip() == f"未能完成：{bill} 没有第 9 行明细。"
+    row = page.locator('.tool-row[data-status="failed"]').last
+    said = str(row.locator(".tool-body").text_content())
+    assert f"{bill} 没有第 9 行明细" in said and "has no line" not in said, said
+    s.shot("no-line-in-chinese")
+
+    page.click("#lang-switch")
+    page.click("#new-chat")
+    s.ask(f"change line 9's quantity of quotation {bill} to 5")
+    s.wait_status("SUCCEEDED")
+    assert page.inner_text(".answer").strip() == f"I could not finish: {bill} has no line 9."
+    row = page.locator('.tool-row[data-status="failed"]').last
+    said = str(row.locator(".tool-body").text_content())
+    assert f"{bill} has no line 9." in said and "没有第" not in said, said
+    s.shot("no-line-in-english")
