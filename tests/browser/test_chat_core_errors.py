@@ -43,20 +43,18 @@ def test_an_erp_tools_coded_failure_reads_in_the_pages_language(chat: Callable[.
     s.open()
     s.login_erp("sales01", facts.PASSWORD)
     page = s.page
-    s.ask(f"把报价单{bill}第9行的数量改成5")
-    s.wait_status("SUCCEEDED")
-    assert page.inner_text(".answer").strip() == f"未能完成：{bill} 没有第 9 行明细。"
-    row = page.locator('.tool-row[data-status="failed"]').last
-    said = str(row.locator(".tool-body").text_content())
-    assert f"{bill} 没有第 9 行明细" in said and "has no line" not in said, said
-    s.shot("no-line-in-chinese")
-
-    page.click("#lang-switch")
-    page.click("#new-chat")
-    s.ask(f"change line 9's quantity of quotation {bill} to 5")
-    s.wait_status("SUCCEEDED")
-    assert page.inner_text(".answer").strip() == f"I could not finish: {bill} has no line 9."
-    row = page.locator('.tool-row[data-status="failed"]').last
-    said = str(row.locator(".tool-body").text_content())
-    assert f"{bill} has no line 9." in said and "没有第" not in said, said
-    s.shot("no-line-in-english")
+    zh, en = f"{bill} 没有第 9 行明细。", f"{bill} has no line 9."  # the answer's words, and the tool row's
+    cases = [
+        ("chinese", f"把报价单{bill}第9行的数量改成5", f"未能完成：{zh}", zh, en),
+        ("english", f"change line 9's quantity of quotation {bill} to 5", f"I could not finish: {en}", en, zh),
+    ]
+    for n, (language, question, answer, said, other) in enumerate(cases):
+        if n:  # the page in English, a new conversation
+            page.click("#lang-switch")
+            page.click("#new-chat")
+        s.ask(question)
+        s.wait_status("SUCCEEDED")
+        assert page.inner_text(".answer").strip() == answer
+        row = str(page.locator('.tool-row[data-status="failed"]').last.locator(".tool-body").text_content())
+        assert said in row and other not in row, row
+        s.shot(f"no-line-in-{language}")
