@@ -10,6 +10,7 @@ import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tether.app.main import create_app
+from tether.core.error_messages import MESSAGES, say
 from tether.core.messages import Usage
 from tether.models.scripted import ScriptedModel, calls, text
 from tether.settings import create_settings
@@ -66,12 +68,22 @@ def test_a_user_over_the_token_budget_gets_429_and_another_user_does_not(tmp_pat
         assert "daily budget of model tokens of 100 (TETHER_USER_DAILY_TOKENS) is spent" in error, error
         assert "resets at" in error
         assert 86_000 < int(again.headers["Retry-After"]) <= 86_400
+        # the same as a code of the core's table and its params: the page says it in the person's language
+        body = again.json()
+        assert body["code"] == "limit.daily_tokens" and body["retryAfter"] == int(again.headers["Retry-After"])
+        assert body["params"]["limit"] == 100 and body["params"]["seconds"] == body["retryAfter"], body
+        reset = datetime.strptime(body["params"]["resetAt"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        assert abs((reset - datetime.now(UTC)).total_seconds() - body["retryAfter"]) < 5, body
+        assert say(MESSAGES, body["code"], body["params"], "zh") == (
+            f"您今天的模型用量额度（100 个 token）已用完，将于 {body['params']['resetAt']} 恢复。"
+        )
         more = client.post(
             f"/api/agent/sessions/{first.json()['sessionId']}/messages", json={"message": "and?"}, headers=ALICE
         )
         assert more.status_code == 429, more.text
         agui = client.post("/api/agui", json=agui_input("and through AG-UI?"), headers=ALICE)
         assert agui.status_code == 429 and "TETHER_USER_DAILY_TOKENS" in agui.json()["error"], agui.text
+        assert more.json()["code"] == agui.json()["code"] == "limit.daily_tokens"
         other = ask(client, BOB)
         assert other.status_code == 200 and other.json()["status"] == "SUCCEEDED", other.text
         assert refusals(client, "daily_tokens") == 3
@@ -86,6 +98,7 @@ def test_the_model_call_budget_lets_a_started_turn_finish_then_refuses_the_next(
         again = ask(client, ALICE)
         assert again.status_code == 429
         assert "daily budget of model calls of 1 (TETHER_USER_DAILY_MODEL_CALLS)" in again.json()["error"]
+        assert again.json()["code"] == "limit.daily_model_calls" and again.json()["params"]["limit"] == 1
         assert refusals(client, "daily_model_calls") == 1
 
 

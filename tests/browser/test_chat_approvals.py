@@ -69,3 +69,68 @@ def test_sales01_waits_for_mgr01_who_approves_under_my_approvals_and_the_card_tu
     assert "QT" in page.inner_text(f"{CARD} .op-status")
     sales.shot("done")
     assert not sales.errors and not mgr.errors, (sales.errors, mgr.errors)
+
+
+def test_mgr01_edits_the_quotation_under_my_approvals_and_it_goes_back_to_sales01_as_a_draft(
+    chat: Any, approvals_server: ServerProcess
+) -> None:
+    """The demo policy lets a sales manager edit a big quotation (``approvers_may_edit``): 修改 on
+    the item opens the proposal card's edit form on the proposed values; a negative quantity is
+    refused beside its input and the op still waits; 30 instead of 40 is saved — the item leaves
+    mgr01's list with a notice, sales01's card shows the edited diff, who edited it, and 确认
+    enabled; sales01's confirm asks mgr01 afresh, for the edited quotation."""
+    sales = chat(approvals_server)
+    sales.open()
+    sales.login_erp("sales01", facts.PASSWORD)
+    page = sales.page
+    sales.ask(BIG_QUOTE)
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    op_id = page.get_attribute(CARD, "data-op")
+    page.click(f"{CARD} button:text('确认')")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="awaiting_approval"]', timeout=30_000)
+
+    mgr = chat(approvals_server)
+    mgr.open()
+    mgr.login_erp("mgr01", facts.PASSWORD)
+    item = mgr.page.locator(f'#approvals .approval[data-op="{op_id}"]')
+    item.wait_for(timeout=30_000)
+    item.locator("button:text('修改')").click()
+    form = item.locator("form.proposal-edit")
+    form.wait_for()
+    qty = form.get_by_label("数量", exact=True)
+    assert qty.input_value() == "40" and mgr.page.evaluate("document.activeElement.name") == "details.0.qty"
+    assert "M0005" in form.inner_text()  # the material: a reference, shown, not editable
+    assert item.locator("button:text('批准')").is_disabled()  # not while editing
+    mgr.shot("approver-edit-open")
+
+    qty.fill("-3")
+    form.locator("button:text('保存修改')").click()
+    problem = form.locator('[data-field="details.0.qty"] .field-error')
+    problem.wait_for()
+    assert problem.inner_text() == "低于允许的最小值" and qty.get_attribute("aria-invalid") == "true"
+    mgr.shot("approver-edit-refused")
+    assert page.get_attribute(f"{CARD} .op-status", "data-state") == "awaiting_approval"  # nothing changed
+
+    qty.fill("30")
+    form.locator("button:text('保存修改')").click()
+    item.wait_for(state="detached", timeout=30_000)  # the requester's draft now: not mgr01's to decide
+    notice = mgr.page.locator("#approval-notice")
+    assert "sales01" in notice.inner_text() and "已修改" in notice.inner_text(), notice.inner_text()
+    mgr.shot("approver-edited")
+
+    page.wait_for_selector(f"{CARD} .edited-note", timeout=30_000)
+    assert "mgr01 修改了提案" in page.inner_text(f"{CARD} .edited-note")
+    cells = page.locator(f"{CARD} .line-diff tr").all_inner_texts()
+    assert any("数量" in r and "30" in r for r in cells) and any("80400" in r for r in cells), cells
+    confirm = page.locator(f"{CARD} button:text('确认')")
+    sales.wait_for(confirm.is_enabled, what="确认 enabled again")
+    assert page.get_attribute(f"{CARD} .op-status", "data-state") == "draft"
+    sales.shot("edited-by-mgr01")
+
+    confirm.click()  # a fresh request, for the edited values
+    page.wait_for_selector(f'{CARD} .op-status[data-state="awaiting_approval"]', timeout=30_000)
+    mgr.page.reload()
+    item.wait_for(timeout=30_000)
+    assert "80400" in item.inner_text() and "107200" not in item.inner_text(), item.inner_text()
+    mgr.shot("approver-sees-the-edited-request")
+    assert not sales.errors and not mgr.errors, (sales.errors, mgr.errors)

@@ -1,6 +1,8 @@
 """A core failure on the chat page reads in the page's language: over the per-user tool-call
 budget (``TETHER_USER_TOOL_CALLS_PER_MINUTE``), both the answer and the failed tool's row say so
-in Chinese — never the model's English sentence. Run alone with ``pytest -m browser``."""
+in Chinese — never the model's English sentence; the next message, refused with 429 because the
+day's model calls are spent, is a Chinese toast (English on the English page). Run alone with
+``pytest -m browser``."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ pytestmark = BROWSER
 
 
 def test_a_core_failure_reads_in_chinese_on_the_chinese_page(chat: Callable[..., Any], tmp_path: Path) -> None:
-    server = start_server(tmp_path, ERP, TETHER_USER_TOOL_CALLS_PER_MINUTE="1")
+    server = start_server(tmp_path, ERP, TETHER_USER_TOOL_CALLS_PER_MINUTE="1", TETHER_USER_DAILY_MODEL_CALLS="1")
     try:
         s = chat(server)
         s.open()
@@ -31,6 +33,22 @@ def test_a_core_failure_reads_in_chinese_on_the_chinese_page(chat: Callable[...,
         assert "您每分钟最多可调用 1 次工具" in said and "TETHER_" not in said, said
         assert not re.search(r"tool calls per minute", page.inner_text("body"))
         s.shot("budget-in-chinese")
+
+        # the day's model calls are spent: the next message is a 429, said in Chinese with the local time
+        s.ask("报价单有哪些？再查一次")
+        toast = page.locator(".toast").last
+        toast.wait_for()
+        said = toast.inner_text()
+        expected = r"请求失败：您今天的模型调用额度（1 次）已用完，将于 \d\d/\d\d \d\d:\d\d 恢复。"
+        assert re.fullmatch(expected, said), said
+        s.shot("429-in-chinese")
+        page.click("#lang-switch")  # the same refusal on the English page
+        page.wait_for_selector("#chat-status")
+        s.ask("quotations again")
+        s.wait_for(lambda: "budget" in page.locator(".toast").last.inner_text(), what="the English toast")
+        said = page.locator(".toast").last.inner_text()
+        assert "Your daily budget of 1 model calls is spent; it resets at" in said, said
+        assert "TETHER_" not in said
     finally:
         server.stop()
 

@@ -32,6 +32,16 @@ RAISED_WITH = {
     said.EMPTY_QUESTION: {},
     said.UNKNOWN_SKILL: {"skill": "none"},
     said.JOB_FAILED: {"tool": "x", "reason": "503"},
+    said.TURN_TIMEOUT: {"seconds": "0.3"},  # core/loop.py
+    said.TURN_ROUNDS: {"rounds": 3},
+    said.MODEL_FAILED: {},
+    # the abuse limits' 429 bodies (abuse/refusal.py): resetAt in UTC, shown by the page as local time
+    said.DAILY_TOKENS: {"limit": 1000, "resetAt": "2026-12-06T00:00:00Z", "seconds": 60},
+    said.DAILY_MODEL_CALLS: {"limit": 5, "resetAt": "2026-12-06T00:00:00Z", "seconds": 60},
+    said.LOGIN_LOCKED_USER: {"resetAt": "2026-12-06T00:00:00Z", "seconds": 60},
+    said.LOGIN_LOCKED_ADDRESS: {"resetAt": "2026-12-06T00:00:00Z", "seconds": 60},
+    said.LOGIN_BUSY_USER: {"seconds": 5},
+    said.LOGIN_BUSY_ADDRESS: {"seconds": 5},
 }
 
 
@@ -41,7 +51,7 @@ def test_every_code_the_core_uses_has_chinese_and_english_filled_by_its_params()
     for code, params in RAISED_WITH.items():
         zh, en = (said.say(said.MESSAGES, code, params, lang) for lang in ("zh", "en"))
         assert zh and en, code
-        assert not re.search(r"[A-Za-z]{4,}", re.sub(r"ERP|nope|erp\.read|none", "", zh)), zh  # no English words
+        assert not re.search(r"[A-Za-z]{4,}", re.sub(r"ERP|nope|erp\.read|none|token", "", zh)), zh  # no English words
         assert re.search(r"[\u4e00-\u9fff]", zh) and not re.search(r"[\u4e00-\u9fff]", en), code
         assert "{" not in zh + en
 

@@ -160,6 +160,8 @@ def test_model_failures_are_retried_then_the_turn_fails_readably(db_url: str) ->
             s = await h.start()
             assert s.status is Status.FAILED
             assert s.last_error is not None and "model endpoint failed" in s.last_error and "503 again" in s.last_error
+            (done,) = [e.data for e in await h.events(s.session_id) if e.type == "TURN_FINISHED"]
+            assert done["code"] == "model.failed" and "503 again" in done["reason"], done
         async with harness(db_url, [failure("401 bad key", retryable=False)]) as h:
             s = await h.start()
             assert s.status is Status.FAILED and len(h.model.requests) == 1
@@ -173,6 +175,8 @@ def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:
         async with harness(db_url, loop_forever, limits=Limits(max_rounds=3)) as h:
             s = await h.start()
             assert s.status is Status.FAILED and "3 model rounds" in (s.last_error or "")
+            (done,) = [e.data for e in await h.events(s.session_id) if e.type == "TURN_FINISHED"]
+            assert (done["code"], done["params"]) == ("turn.max_rounds", {"rounds": 3}), done
         many = [calls(*[("add", {"a": i, "b": 0}) for i in range(5)])]
         async with harness(db_url, many, limits=Limits(max_tool_calls=3)) as h:
             s = await h.start()
@@ -188,6 +192,9 @@ def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:
         async with harness(db_url, [slow], limits=Limits(turn_timeout_s=0.3)) as h:
             s = await h.start()
             assert s.status is Status.FAILED and "0.3s limit" in (s.last_error or "")
+            # the person reads it in their language: the events carry the code and its params
+            coded = [(e.data["code"], e.data["params"]) for e in await h.events(s.session_id) if "code" in e.data]
+            assert coded == [("turn.timeout", {"seconds": "0.3"})] * 2, coded  # ERROR and TURN_FINISHED
 
     asyncio.run(main())
 

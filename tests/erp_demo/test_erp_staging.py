@@ -14,7 +14,8 @@ from tether.erp_demo.schema import ai_op_queue
 COLUMNS = {
     "id", "user_id", "brands_id", "subsidiary_id", "op_type", "target_form_id", "target_module_id", "target_table",
     "target_bill_id", "payload", "source_ref", "base_version", "auto_execute", "status", "result_bill_id",
-    "result_msg", "error_msg", "session_id", "created_at", "confirmed_at", "executed_at", "expire_at",
+    "result_msg", "error_msg", "session_id", "created_at", "confirmed_at", "executed_at", "expire_at", "revised_by",
+    "revised_at",
 }  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from limits import RateLimitItem, RateLimitItemPerDay, RateLimitItemPerMinute
 from limits.aio.storage import Storage
 from limits.aio.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 
-from tether.abuse.refusal import LimitReached, Refused, until
+from tether.abuse.refusal import LimitReached, Refused, reset_at, until
 from tether.abuse.storage import StorageDown, key
 from tether.core import error_messages
 from tether.core.messages import Usage
@@ -36,11 +36,21 @@ class UserBudget:
     def __init__(self, storage: Storage, settings: Settings, refused: Refused, down: StorageDown) -> None:
         self.fixed = FixedWindowRateLimiter(storage)
         self.moving = MovingWindowRateLimiter(storage)
-        self.daily: list[tuple[str, RateLimitItem, str]] = [
-            (kind, RateLimitItemPerDay(n), f"{what} of {n:,} (TETHER_USER_{kind.upper()})")
-            for kind, n, what in (
-                ("daily_tokens", settings.user_daily_tokens, "the daily budget of model tokens"),
-                ("daily_model_calls", settings.user_daily_model_calls, "the daily budget of model calls"),
+        self.daily: list[tuple[str, RateLimitItem, str, str]] = [
+            (kind, RateLimitItemPerDay(n), f"{what} of {n:,} (TETHER_USER_{kind.upper()})", code)
+            for kind, n, what, code in (
+                (
+                    "daily_tokens",
+                    settings.user_daily_tokens,
+                    "the daily budget of model tokens",
+                    error_messages.DAILY_TOKENS,
+                ),
+                (
+                    "daily_model_calls",
+                    settings.user_daily_model_calls,
+                    "the daily budget of model calls",
+                    error_messages.DAILY_MODEL_CALLS,
+                ),
             )
             if n > 0
         ]
@@ -54,12 +64,16 @@ class UserBudget:
         if self.down.skipping:
             return
         try:
-            for kind, item, what in self.daily:
+            for kind, item, what, code in self.daily:
                 if not await self.fixed.test(item, kind, _user(owner)):
                     stats = await self.fixed.get_window_stats(item, kind, _user(owner))
                     self.refused(kind)
                     raise LimitReached(
-                        kind, f"{what} is spent; it resets {until(stats.reset_time)}", stats.reset_time - time.time()
+                        kind,
+                        f"{what} is spent; it resets {until(stats.reset_time)}",
+                        stats.reset_time - time.time(),
+                        code,
+                        {"limit": item.amount, "resetAt": reset_at(stats.reset_time)},
                     )
         except LimitReached:
             raise
@@ -71,7 +85,7 @@ class UserBudget:
             return
         spent = {"daily_model_calls": 1, "daily_tokens": usage.prompt_tokens + usage.completion_tokens if usage else 0}
         try:
-            for kind, item, _ in self.daily:
+            for kind, item, _, _ in self.daily:
                 if spent[kind] > 0:
                     await self.fixed.hit(item, kind, _user(owner), cost=spent[kind])
         except Exception as exc:

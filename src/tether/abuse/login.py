@@ -29,8 +29,9 @@ from limits.aio.strategies import FixedWindowRateLimiter, MovingWindowRateLimite
 from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as Scope_
 
-from tether.abuse.refusal import LimitReached, Refused, duration, until
+from tether.abuse.refusal import LimitReached, Refused, duration, reset_at, until
 from tether.abuse.storage import StorageDown, key
+from tether.core import error_messages
 from tether.settings import Settings
 
 MANY = 1_000_000  # a counter's ceiling that is never reached (lock-outs of a day)
@@ -42,6 +43,8 @@ class Scope:
     name: str  # "user" | "address"
     max_failures: int
     what: str  # how the message names it
+    locked: str  # the codes of its refusals (``tether.core.error_messages``): locked out
+    busy: str  # too many attempts in flight
 
 
 class LoginGuard:
@@ -53,8 +56,20 @@ class LoginGuard:
         self.lockout_s = settings.login_lockout_s
         self.lockout_max_s = settings.login_lockout_max_s
         self.scopes = (
-            Scope("user", settings.login_max_failures, "for this username"),
-            Scope("address", settings.login_max_address_failures, "from this address"),
+            Scope(
+                "user",
+                settings.login_max_failures,
+                "for this username",
+                error_messages.LOGIN_LOCKED_USER,
+                error_messages.LOGIN_BUSY_USER,
+            ),
+            Scope(
+                "address",
+                settings.login_max_address_failures,
+                "from this address",
+                error_messages.LOGIN_LOCKED_ADDRESS,
+                error_messages.LOGIN_BUSY_ADDRESS,
+            ),
         )
         self.refused = refused
         self.down = down
@@ -92,6 +107,8 @@ class LoginGuard:
                         f"(lock-out {n} today; each further one doubles, up to {duration(self.lockout_max_s)}); "
                         f"try again {until(stats.reset_time)}",
                         stats.reset_time - time.time(),
+                        scope.locked,
+                        {"resetAt": reset_at(stats.reset_time)},
                     )
             return await self._reserve(ids)
         except LimitReached:
@@ -118,6 +135,7 @@ class LoginGuard:
                     f"too many login attempts at once {scope.what}: the ones still being checked could use up "
                     f"the {scope.max_failures} failures allowed per {duration(self.window_s)}; try again in 1 s",
                     1,
+                    scope.busy,
                 )
         return attempt
 

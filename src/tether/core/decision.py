@@ -39,9 +39,16 @@ class Final:
 
 @dataclass(frozen=True, slots=True)
 class Fail:
-    """The turn fails for ``reason``, a sentence a person can read."""
+    """The turn fails for ``reason``, a sentence a person can read; ``code`` and ``params`` say it
+    in the person's language (``core/error_messages.py``, the page's ``err_<code>``)."""
 
     reason: str
+    code: str | None = None
+    params: dict[str, Any] | None = None
+
+    def coded(self) -> dict[str, Any]:
+        """The ``code`` and ``params`` an event carries beside the reason ({} when uncoded)."""
+        return {} if self.code is None else {"code": self.code, "params": self.params or {}}
 
 
 @dataclass(frozen=True, slots=True)

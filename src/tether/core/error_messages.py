@@ -5,7 +5,8 @@ Each failure the governed path raises (``core/pipeline.py``: an unknown tool, on
 the turn, arguments that fail validation, the per-user tool-call budget, a timeout, an upstream
 outage, a tool's own bug; ``core/questions.py``) carries a stable ``code`` and ``params``. The
 error's ``message`` stays plain English for the model; a person gets the code's template in their
-language. ``MESSAGES`` is the ``tether.core`` table: the planner merges the packs' tables over it
+language. The abuse limits' 429 answers carry a code of this table too (``limit.*``), so the page
+says a refusal in the person's language. ``MESSAGES`` is the ``tether.core`` table: the planner merges the packs' tables over it
 (a pack may override a core code), and the chat page holds the same codes in its i18n table
 (``static/chat/i18n.js``, ``err_<code>``; a test keeps them in step).
 """
@@ -27,7 +28,17 @@ UNAVAILABLE = "tool.unavailable"  # a system the tool needs cannot be reached no
 FAILED = "tool.failed"  # the tool's own bug, or a failure without words of its own
 EMPTY_QUESTION = "ask_user.empty"
 UNKNOWN_SKILL = "skill.unknown"
+TURN_TIMEOUT = "turn.timeout"  # {seconds}: the turn's time limit (TETHER_TURN_TIMEOUT_S)
+TURN_ROUNDS = "turn.max_rounds"  # {rounds}: no final answer within TETHER_MAX_ROUNDS
+MODEL_FAILED = "model.failed"  # the model endpoint failed (its reason stays in the English sentence)
 JOB_FAILED = "job.failed"  # an async tool's job ended FAILED (its own English reason stays the model's)
+# the abuse limits' 429s (``tether.abuse``): ``resetAt`` is UTC in ISO 8601 (the page shows it as local time)
+DAILY_TOKENS = "limit.daily_tokens"  # {limit, resetAt, seconds}
+DAILY_MODEL_CALLS = "limit.daily_model_calls"  # {limit, resetAt, seconds}
+LOGIN_LOCKED_USER = "limit.login_user"  # {resetAt, seconds}
+LOGIN_LOCKED_ADDRESS = "limit.login_address"  # {resetAt, seconds}
+LOGIN_BUSY_USER = "limit.login_busy_user"  # {seconds}
+LOGIN_BUSY_ADDRESS = "limit.login_busy_address"  # {seconds}
 
 MESSAGES: Table = {
     UNKNOWN_TOOL: {
@@ -74,9 +85,45 @@ MESSAGES: Table = {
         "zh": "没有名为 {skill} 的技能，请换个说法再试。",
         "en": "There is no skill named {skill}; try rephrasing.",
     },
+    TURN_TIMEOUT: {
+        "zh": "这一轮超过了 {seconds} 秒的时间上限，已停止，请稍后再试或把问题拆小一些。",
+        "en": "The turn took longer than its {seconds} s limit and was stopped; try again or ask a smaller question.",
+    },
+    TURN_ROUNDS: {
+        "zh": "助手调用了 {rounds} 轮仍没有给出答复，已停止，请换个说法再试。",
+        "en": "The assistant did not reach an answer within {rounds} rounds and was stopped; try rephrasing.",
+    },
+    MODEL_FAILED: {
+        "zh": "模型服务出错了，请稍后再试。",
+        "en": "The model service failed; try again later.",
+    },
     JOB_FAILED: {
         "zh": "{tool} 的后台任务没有完成，请稍后再试。",
         "en": "The background job of {tool} did not finish ({reason}); try again later.",
+    },
+    DAILY_TOKENS: {
+        "zh": "您今天的模型用量额度（{limit} 个 token）已用完，将于 {resetAt} 恢复。",
+        "en": "Your daily budget of {limit} model tokens is spent; it resets at {resetAt}.",
+    },
+    DAILY_MODEL_CALLS: {
+        "zh": "您今天的模型调用额度（{limit} 次）已用完，将于 {resetAt} 恢复。",
+        "en": "Your daily budget of {limit} model calls is spent; it resets at {resetAt}.",
+    },
+    LOGIN_LOCKED_USER: {
+        "zh": "这个用户名登录失败的次数过多，已暂时锁定，请于 {resetAt} 之后再试。",
+        "en": "Too many failed logins for this username: it is locked out; try again at {resetAt}.",
+    },
+    LOGIN_LOCKED_ADDRESS: {
+        "zh": "从您的网络地址登录失败的次数过多，已暂时锁定，请于 {resetAt} 之后再试。",
+        "en": "Too many failed logins from your address: it is locked out; try again at {resetAt}.",
+    },
+    LOGIN_BUSY_USER: {
+        "zh": "这个用户名同时进行的登录尝试过多，请 {seconds} 秒后再试。",
+        "en": "Too many login attempts at once for this username; try again in {seconds} s.",
+    },
+    LOGIN_BUSY_ADDRESS: {
+        "zh": "从您的网络地址同时进行的登录尝试过多，请 {seconds} 秒后再试。",
+        "en": "Too many login attempts at once from your address; try again in {seconds} s.",
     },
 }
 

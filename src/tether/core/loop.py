@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from tether.core.closing import close_open_calls
 from tether.core.decision import Fail, NextStep, RunAgain, decide
+from tether.core.error_messages import MODEL_FAILED, TURN_ROUNDS, TURN_TIMEOUT
 from tether.errors import ModelError
 
 if TYPE_CHECKING:
@@ -37,13 +38,19 @@ async def run_turn(turn: Turn) -> NextStep:
         return await turn.finish(
             Fail(
                 f"stopped after {limits.max_rounds} model rounds without a final answer "
-                "(raise TETHER_MAX_ROUNDS if the task needs more)"
+                "(raise TETHER_MAX_ROUNDS if the task needs more)",
+                TURN_ROUNDS,
+                {"rounds": limits.max_rounds},
             )
         )
     except TimeoutError:
         close_open_calls(turn, TIMED_OUT_IN_FLIGHT, TIMED_OUT_NOT_RUN)  # the transcript stays valid
         return await turn.finish(
-            Fail(f"the turn took longer than its {limits.turn_timeout_s:g}s limit (TETHER_TURN_TIMEOUT_S)")
+            Fail(
+                f"the turn took longer than its {limits.turn_timeout_s:g}s limit (TETHER_TURN_TIMEOUT_S)",
+                TURN_TIMEOUT,
+                {"seconds": f"{limits.turn_timeout_s:g}"},
+            )
         )
     except ModelError as exc:
-        return await turn.finish(Fail(f"the model endpoint failed: {exc.message}"))
+        return await turn.finish(Fail(f"the model endpoint failed: {exc.message}", MODEL_FAILED, {}))

@@ -369,8 +369,9 @@ class Turn:
         if isinstance(step, Fail):
             s.transition(Status.FAILED)
             s.last_error = step.reason
-            self.emit(EventType.ERROR, {"message": step.reason})
-            self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": step.reason})
+            coded = step.coded()  # the person's language: the page says the code's text
+            self.emit(EventType.ERROR, {"message": step.reason, **coded})
+            self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": step.reason, **coded})
             await self.commit()
             return step
         if isinstance(step, Final):

@@ -26,6 +26,7 @@ from tether.erp_demo.errors import BadRequest, ErpError, Forbidden, Invalid
 from tether.erp_demo.generator import generate, insert
 from tether.erp_demo.schema import erp_user, metadata
 from tether.erp_demo.settings import ErpSettings
+from tether.erp_demo.upgrade import add_missing_columns
 from tether.erp_demo.users import User, bearer, login, logout, resolve
 from tether.erp_demo.values import as_text
 
@@ -45,10 +46,12 @@ class ErpDemo:
         self.asgi = build_app(self)
 
     def prepare(self) -> dict[str, int]:
-        """Create tables and views, refresh the form metadata, seed the demo company when the
-        database has no users and seeding is on. -> rows per table seeded ({} when nothing was)."""
+        """Create tables and views (adding the nullable columns a table of an older database
+        lacks), refresh the form metadata, seed the demo company when the database has no users
+        and seeding is on. -> rows per table seeded ({} when nothing was)."""
         with self.engine.begin() as conn:
             metadata.create_all(conn)
+            add_missing_columns(conn, metadata)
             views.recreate(conn)
             meta.refresh(conn)
             empty = conn.execute(sa.select(sa.func.count()).select_from(erp_user)).scalar_one() == 0

@@ -386,6 +386,8 @@ ai_op_queue = sa.Table(
     sa.Column("confirmed_at", sa.DateTime),
     sa.Column("executed_at", sa.DateTime),
     sa.Column("expire_at", sa.DateTime, nullable=False),
+    sa.Column("revised_by", sa.String(ID)),  # who last revised the draft's values (its owner or an approver)
+    sa.Column("revised_at", sa.DateTime),
     sa.Index("ix_ai_op_queue_user_status", "user_id", "status"),
     **_MYSQL,
 )

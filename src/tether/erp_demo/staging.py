@@ -144,7 +144,8 @@ def revise(conn: sa.Connection, user: User, op_id: str, body: Any) -> Any:
     """Replace a draft's payload (edit before approve): the caller's own draft, or — for an
     approver — one ``revisable`` by them. Checked as a staged payload is, as its owner (the write
     runs in their name, within their row scope); an update is bound again to its record's version
-    now (``baseVersion``). The op stays its owner's: only they confirm and execute it."""
+    now (``baseVersion``). The op stays its owner's: only they confirm and execute it; the row
+    records who revised it (``revised_by``, ``revised_at``)."""
     if not isinstance(body, dict):
         raise Invalid({"body": "must be a JSON object"})
     op = expire(conn, revisable(conn, user, op_id))
@@ -155,7 +156,11 @@ def revise(conn: sa.Connection, user: User, op_id: str, body: Any) -> Any:
         raise Invalid({"op_type": f"a {op.op_type} has no values to edit"})
     form = BY_ID[op.target_form_id]
     payload = _payload(_get(body, "payload", "payload"))
-    values: dict[str, Any] = {"payload": json.dumps(payload, ensure_ascii=False, default=str)}
+    values: dict[str, Any] = {
+        "payload": json.dumps(payload, ensure_ascii=False, default=str),
+        "revised_by": user.id,
+        "revised_at": utcnow(),
+    }
     if op.op_type == "update":
         row = writes.locked_record(conn, owner, form, op.target_bill_id)
         base = _get(body, "baseVersion", "base_version")
@@ -365,6 +370,8 @@ def outcome(conn: sa.Connection, op: Any, root: str) -> dict[str, Any]:
         "resultBillNo": _bill_no(conn, op),
         "resultMsg": op.result_msg,
         "errorMsg": op.error_msg,
+        "revisedBy": op.revised_by,
+        "revisedAt": jsonable(op.revised_at),
         "link": link,
         "msg": op.result_msg
         if ok and op.result_msg

@@ -28,6 +28,7 @@ FRESH_COLUMNS = {
     "confirmed_at",
     "executed_at",
     "expire_at",
+    "revised_at",
     "session_id",
     "result_bill_id",
     "result_msg",

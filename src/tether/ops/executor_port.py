@@ -10,8 +10,9 @@ it returns an ``OpOutcome`` with status ``failed`` when the op itself failed the
 Two calls have a default an executor inherits by subclassing the port: ``permits(op, who)``
 (whether the caller may still act on the op — the ERP's: its form is still among the caller's
 grants; confirm, edit and approval ask it first, and an op it refuses is answered 404 with
-nothing changed) and ``revise(op, payload, who)`` (edit before approve; by default an executor
-cannot, and the edit is refused with 409).
+nothing changed), ``revise(op, payload, who)`` (edit before approve; by default an executor
+cannot, and the edit is refused with 409) and ``check_revision`` (``revise``'s checks without the
+staging; by default none).
 """
 
 from __future__ import annotations
@@ -50,3 +51,9 @@ class OpExecutor(Protocol):
         """Edit before approve: the (payload, diff, base version) of ``op`` with the edited
         ``payload``, staged in the business system. Raise ``ToolError`` when the values are refused."""
         raise Conflict("this op's executor cannot edit a proposal")
+
+    async def check_revision(self, op: Op, payload: dict[str, Any], who: Identity) -> None:
+        """Whether ``revise`` would take ``payload``, staging nothing: raise ``ToolError`` when the
+        values are refused. Asked before an op awaiting approval goes back to draft, so values that
+        do not fit leave its approvals standing; by default nothing is checked ahead."""
+        return None

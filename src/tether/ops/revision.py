@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from tether.core.session import Identity
 from tether.errors import Conflict, InvalidInput, NotFound, ToolError
@@ -29,6 +30,7 @@ from tether.store.writer import Write
 
 EDITABLE = ("draft", "awaiting")
 EDITED = "the op was edited by {editor}"
+T = TypeVar("T")
 
 
 async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dict[str, Any]:
@@ -43,15 +45,14 @@ async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dic
     assert op is not None
     if op.status not in EDITABLE:
         raise Conflict(f"the op is {op.status}; only a draft or an op awaiting approval can be edited")
-    if op.status == "awaiting" and not await _back_to_draft(ops, op_id, who, approver):
-        raise Conflict("the op was decided while it was being edited; it can no longer be edited")
     executor = ops.executors.get(op.executor)
     if executor is None:
         raise Conflict("this op's executor is not installed; it cannot be edited")
-    try:
-        new_payload, diff, base = await executor.revise(op, payload, who)
-    except ToolError as exc:
-        raise InvalidInput(exc.message, field="payload") from None
+    if op.status == "awaiting":  # values that do not fit are refused before anything is voided
+        await _refused_as_input(executor.check_revision(op, payload, who))
+        if not await _back_to_draft(ops, op_id, who, approver):
+            raise Conflict("the op was decided while it was being edited; it can no longer be edited")
+    new_payload, diff, base = await _refused_as_input(executor.revise(op, payload, who))
     diff = keep_marks(op.diff, diff)
     now = time.time()
     values = {
@@ -76,6 +77,14 @@ async def revise(ops: OpService, op_id: str, payload: Any, who: Identity) -> dic
         raise Conflict("the op was confirmed while it was being edited; the edit was not recorded")
     await show_edit(ops, edited, who)
     return edited.view()
+
+
+async def _refused_as_input(call: Awaitable[T]) -> T:
+    """The business system's refusal of the values: 422, as a proposal's would be."""
+    try:
+        return await call
+    except ToolError as exc:
+        raise InvalidInput(exc.message, field="payload") from None
 
 
 async def _back_to_draft(ops: OpService, op_id: str, who: Identity, approver: bool) -> bool:

@@ -1,8 +1,9 @@
 """An edited op reaches its requester's session (edit before approve, docs/approvals.md): the
 pending proposal takes the new diff — what ``pendingInteraction`` and a reloaded chat page show —
 and an ``OP_RESULT`` with ``edited: true`` and the op's new view lets an open page re-render the
-card. Called once the op row and its ``op.edit`` audit row committed: the row is the truth, this
-is its announcement, so a failure here is logged, never the edit's failure."""
+card; ``editedBy`` names the approver who edited it (None for the requester's own edit). Called
+once the op row and its ``op.edit`` audit row committed: the row is the truth, this is its
+announcement, so a failure here is logged, never the edit's failure."""
 
 from __future__ import annotations
 
@@ -18,10 +19,17 @@ from tether.ops.service import OpService
 log = logging.getLogger(__name__)
 
 
-def proposal_update(op: Op) -> dict[str, Any]:
-    """The keys of a proposal's payload (``propose_write``'s) that an edit changes: the diff, and
-    the values as staged (what the card's edit form sends back the next time)."""
-    return {"diff": op.diff.get("fields", []), "lines": op.diff.get("lines", []), "values": op.payload, "edited": True}
+def proposal_update(op: Op, editor: str | None = None) -> dict[str, Any]:
+    """The keys of a proposal's payload (``propose_write``'s) that an edit changes: the diff, the
+    values as staged (what the card's edit form sends back the next time), and ``editedBy``: the
+    approver who edited it, None when its requester did (their own edit)."""
+    return {
+        "diff": op.diff.get("fields", []),
+        "lines": op.diff.get("lines", []),
+        "values": op.payload,
+        "edited": True,
+        "editedBy": editor if editor and editor != op.owner_user else None,
+    }
 
 
 async def show_edit(ops: OpService, op: Op, who: Identity) -> None:
@@ -30,10 +38,11 @@ async def show_edit(ops: OpService, op: Op, who: Identity) -> None:
     if not op.session_id:
         return
     requester = Owner(op.owner_user, op.owner_tenant)
-    event = {"interactionId": op.interaction_id, **op.view(), **proposal_update(op)}
+    update = proposal_update(op, who.owner.user_id)
+    event = {"interactionId": op.interaction_id, **op.view(), **update}
     try:
         await ops.runtime.amend_interaction(
-            op.session_id, op.interaction_id, proposal_update(op), [(EventType.OP_RESULT, event)], requester
+            op.session_id, op.interaction_id, update, [(EventType.OP_RESULT, event)], requester
         )
     except (NotFound, Conflict) as exc:  # the session is gone, or kept moving: the op row stands
         log.warning("op %s: its edit was not shown in session %s: %s", op.op_id, op.session_id, exc)

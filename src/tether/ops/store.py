@@ -145,6 +145,8 @@ class SqlOpStore:
 
     async def get(self, op_id: str, owner: Owner | None = None) -> Op | None:
         """The op; with ``owner``, only when it is theirs (anyone else's is as unknown as a wrong id)."""
+        if self.sessions is not None:  # the hot read of confirm and approve: raw SQL, no thread hop on SQLite
+            return await self.sessions.read_rows(self.get_run(op_id, owner))
         query = sa.select(op_queue).where(op_queue.c.op_id == op_id[:64])
         if owner is not None:
             query = query.where(op_queue.c.owner_user == owner.user_id, op_queue.c.owner_tenant == owner.tenant)

@@ -296,6 +296,11 @@ class SqlStore:
 
     # -- SessionStore: reads -------------------------------------------------------------------
 
+    async def read_rows(self, read: Callable[[Any], T]) -> T:
+        """``read``, a function of a DBAPI cursor (statements in ``placeholder``'s style), as a hot
+        read: on SQLite on the calling thread, elsewhere on a pooled connection (reader.py)."""
+        return await self._r().run(read)
+
     async def load(self, session_id: str, owner: Owner | None = None) -> AgentSession:
         reader = self._r()
         head, messages, steps = self._load_sql

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -304,58 +305,95 @@ def audit_verify(database_url: str) -> str:
     return done.stdout
 
 
+class Served:
+    """Servers under an approval policy on one fresh database of a kind: tether's and the demo
+    ERP's tables in it (on SQLite two files, the ERP's in the server's folder). ``policy``: the
+    file the servers read, which a test may rewrite (it is reloaded on change)."""
+
+    def __init__(self, kind: str, url: str, policy: Path) -> None:
+        self.kind, self.url, self.policy = kind, url, policy
+        self.servers: list[ErpServer] = []
+
+    def start(self, workdir: Path) -> ErpServer:
+        env = {"TETHER_DATABASE_URL": self.url}
+        if self.kind != "sqlite":
+            env["TETHER_ERP_DATABASE_URL"] = self.url
+        workdir.mkdir(parents=True, exist_ok=True)
+        server = ErpServer(workdir, TETHER_ERP_ME_CACHE_S="1", TETHER_APPROVAL_POLICIES=str(self.policy), **env)
+        self.servers.append(server)
+        return server.start(timeout=180)
+
+    def stop(self) -> None:
+        for server in reversed(self.servers):
+            server.stop()
+
+    def finish(self) -> None:
+        """No server logged an error; all of them stopped: the database alone holds what they did."""
+        for server in self.servers:
+            server.assert_no_server_errors()
+        self.stop()
+
+    def audit_rows(self, op_id: str) -> list[dict[str, Any]]:
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(self.url)
+        try:
+            with engine.connect() as conn:
+                query = sa.text("SELECT * FROM audit_log WHERE tool_call_id = :op ORDER BY id")
+                return [dict(r) for r in conn.execute(query, {"op": op_id}).mappings()]
+        finally:
+            engine.dispose()
+
+    def audit_actions(self, op_id: str) -> list[str]:
+        return [str(r["tool_id"]) for r in self.audit_rows(op_id)]
+
+
+@contextmanager
+def policy_servers(kind: str, tmp_path: Path, policy: str, replicas: int = 1) -> Iterator[Served]:
+    """``replicas`` servers (started one after another, each in its own folder) on a fresh
+    database of ``kind`` under the approval policy ``policy`` (YAML); stopped and the database
+    dropped at the end."""
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy)
+    for url in fresh_database(kind, tmp_path):
+        served = Served(kind, url, path)
+        try:
+            for i in range(replicas):
+                served.start(tmp_path / (f"replica-{i}" if replicas > 1 else "server"))
+            yield served
+        finally:
+            served.stop()
+
+
 @pytest.mark.parametrize("kind", EVERY_DATABASE)
 def test_concurrent_approvals_count_once_each_and_execute_once(kind: str, tmp_path: Path) -> None:
     """50 approvals at once from five users — mgr01, sales02 and admin (who hold the quotation
     form), fin02 (finance) and the requester — under a policy asking two form holders and one of
     finance: the requester's are 403, everyone else counts at most once, fin02 is among them, the
     op is confirmed once and executes once; then ``tether audit verify`` finds the chain intact."""
-    policy = tmp_path / "quorum.yaml"
-    policy.write_text(QUORUM_POLICY)
-    for url in fresh_database(kind, tmp_path):
-        env = {} if kind == "sqlite" else {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
-        server = ErpServer(tmp_path, TETHER_ERP_ME_CACHE_S="1", TETHER_APPROVAL_POLICIES=str(policy), **env)
-        server.start(timeout=180)
-        try:
-            admin = server.token("admin")
-            before = erp_total(server, admin, "2001")
-            with server.login("sales01") as sales:
-                _, op_id = propose(server, sales, BIG_QUOTE)
-                held = sales.post(f"/api/ops/{op_id}/confirm").json()
-                assert held["state"] == "awaiting_approval" and held["approval"]["rules"] == ["quorum"], held
-                users = ["mgr01", "sales02", "admin", "fin02", "sales01"]
-                tokens = [server.token(u) for u in users]
-                codes = storm(server, tokens, op_id, 50)
-                assert sorted(set(codes)) == [200, 403] and codes.count(403) == 10, codes  # the requester's ten
-                done = wait_op(sales, op_id, {"done", "failed"})
-                assert done["state"] == "done" and done["attempts"] == 1, done
-                given = [g["approver"] for g in sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]]
-                assert len(given) == len(set(given)) and "fin02" in given and "sales01" not in given, given
-                assert len(set(given) & {"mgr01", "sales02", "admin"}) >= 2, given
-            assert erp_total(server, admin, "2001") == before + 1
-            server.assert_no_server_errors()
-        finally:
-            server.stop()
-        actions = [str(r["tool_id"]) for r in _audit_rows_of(url if kind != "sqlite" else None, server, op_id)]
+    with policy_servers(kind, tmp_path, QUORUM_POLICY) as served:
+        (server,) = served.servers
+        admin = server.token("admin")
+        before = erp_total(server, admin, "2001")
+        with server.login("sales01") as sales:
+            _, op_id = propose(server, sales, BIG_QUOTE)
+            held = sales.post(f"/api/ops/{op_id}/confirm").json()
+            assert held["state"] == "awaiting_approval" and held["approval"]["rules"] == ["quorum"], held
+            users = ["mgr01", "sales02", "admin", "fin02", "sales01"]
+            tokens = [server.token(u) for u in users]
+            codes = storm(server, tokens, op_id, 50)
+            assert sorted(set(codes)) == [200, 403] and codes.count(403) == 10, codes  # the requester's ten
+            done = wait_op(sales, op_id, {"done", "failed"})
+            assert done["state"] == "done" and done["attempts"] == 1, done
+            given = [g["approver"] for g in sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]]
+            assert len(given) == len(set(given)) and "fin02" in given and "sales01" not in given, given
+            assert len(set(given) & {"mgr01", "sales02", "admin"}) >= 2, given
+        assert erp_total(server, admin, "2001") == before + 1
+        served.finish()
+        actions = served.audit_actions(op_id)
         assert actions.count("op.confirm") == 1 and actions.count("op.execute") == 1, actions
         assert actions.count("op.approve") == len(given), actions
-        audit_verify(url if kind != "sqlite" else f"sqlite:///{server.workdir / 'var' / 'tether.db'}")
-
-
-def _audit_rows_of(url: str | None, server: ErpServer, op_id: str) -> list[dict[str, Any]]:
-    if url is None:
-        from tests.packs.erp.test_erp_ops import audit_rows
-
-        return audit_rows(server, op_id)
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as conn:
-            query = sa.text("SELECT * FROM audit_log WHERE tool_call_id = :op ORDER BY id")
-            return [dict(r) for r in conn.execute(query, {"op": op_id}).mappings()]
-    finally:
-        engine.dispose()
+        audit_verify(served.url)
 
 
 def _both(first: ErpServer, second: ErpServer, tokens: list[str], op_id: str) -> list[int]:
@@ -373,36 +411,36 @@ def _both(first: ErpServer, second: ErpServer, tokens: list[str], op_id: str) ->
     return codes
 
 
-@pytest.mark.postgres
-def test_two_replicas_approving_at_once_count_once_and_execute_once(tmp_path: Path) -> None:
-    """Two servers on one PostgreSQL database (tether's and the ERP's): approvals sent to both at
-    once are serialised by the request row's lock; the op is confirmed once and executed once —
-    on the replica without the requester's login, at the requester's next read."""
-    for url in fresh_database("postgres", tmp_path):
-        env = {"TETHER_DATABASE_URL": url, "TETHER_ERP_DATABASE_URL": url}
-        (tmp_path / "a").mkdir()
-        (tmp_path / "b").mkdir()
-        first = _server(tmp_path / "a", **env).start(timeout=180)
-        second = _server(tmp_path / "b", **env).start(timeout=180)
-        try:
-            admin = first.token("admin")
-            before = erp_total(first, admin, "2001")
-            with first.login("sales01") as sales:
-                _, op_id = propose(first, sales, BIG_QUOTE)
-                assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
-                tokens = [first.token("mgr01") for _ in range(2)]
-                codes = _both(first, second, tokens, op_id)
-                assert codes == [200] * 20, codes
-                done = wait_op(sales, op_id, {"done", "failed"})
-                assert done["state"] == "done" and done["attempts"] == 1, done
-                given = sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]
-                assert [g["approver"] for g in given] == ["mgr01"]
-            assert erp_total(first, admin, "2001") == before + 1
-            first.assert_no_server_errors()
-            second.assert_no_server_errors()
-        finally:
-            second.stop()
-            first.stop()
+# SQLite is for one process (docs/deploy.md): replicas are not run on it (docs/approvals.md says why)
+SERVER_DATABASES = [k for k in EVERY_DATABASE if k != "sqlite"]
+
+
+@pytest.mark.parametrize("kind", SERVER_DATABASES)
+def test_two_replicas_approving_at_once_count_once_and_execute_once(kind: str, tmp_path: Path) -> None:
+    """Two servers on one database (tether's and the ERP's), PostgreSQL or MariaDB: approvals
+    sent to both at once are serialised by the request row's lock; the op is confirmed once and
+    executed once — on the replica without the requester's login, at the requester's next read;
+    the audit chain both wrote verifies."""
+    with policy_servers(kind, tmp_path, DEMO_POLICY.read_text(), replicas=2) as served:
+        first, second = served.servers
+        admin = first.token("admin")
+        before = erp_total(first, admin, "2001")
+        with first.login("sales01") as sales:
+            _, op_id = propose(first, sales, BIG_QUOTE)
+            assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+            tokens = [first.token("mgr01") for _ in range(2)]
+            codes = _both(first, second, tokens, op_id)
+            assert codes == [200] * 20, codes
+            done = wait_op(sales, op_id, {"done", "failed"})
+            assert done["state"] == "done" and done["attempts"] == 1, done
+            given = sales.get(f"/api/approvals/{op_id}").json()["approval"]["given"]
+            assert [g["approver"] for g in given] == ["mgr01"]
+        assert erp_total(first, admin, "2001") == before + 1
+        served.finish()
+        actions = served.audit_actions(op_id)
+        assert actions.count("op.approve") == 1 and actions.count("op.confirm") == 1, actions
+        assert actions.count("op.execute") == 1, actions
+        audit_verify(served.url)
 
 
 def test_the_requester_confirming_over_ag_ui_gets_the_awaiting_state_and_executes_nothing(server: ErpServer) -> None:

@@ -111,3 +111,34 @@ def test_lines_are_matched_by_line_number_or_material() -> None:
     assert merged == [{"material_id": "m2", "qty": 3, "unit_price": 22}] and changes[0]["change"] == "delete"
     _, _, missing = merge_lines(CONFIG, LINES, [{"line_no": 9, "qty": 1}], {})
     assert missing == [9]
+
+
+def test_each_changed_line_says_where_it_is_in_the_whole_bill() -> None:
+    """An update's payload holds every line of the bill (the kept ones in order, then the new
+    ones); the edit form finds a changed line there by its change's ``detailIndex`` — after a
+    deleted line, one place earlier. Sent back whole (``whole``), the bill diffs as the lines
+    retyped, and a line it leaves out stays deleted."""
+    three = [*LINES, {"line_no": 3, "material_id": "m3", "material_code": "M0003", "qty": 1, "unit_price": 9}]
+    wanted: list[dict[str, Any]] = [
+        {"line_no": 3, "qty": 2},
+        {"line_no": 1, "_delete": True},
+        {"material_id": "m4", "qty": 7},
+    ]
+    merged, changes, missing = merge_lines(CONFIG, three, wanted, {})
+    assert missing == []
+    placed = {(c["lineNo"], c["change"]): c.get("detailIndex") for c in changes}
+    assert placed == {(3, "update"): 1, (1, "delete"): None, (4, "add"): 2}, placed
+    assert [merged[c["detailIndex"]]["material_id"] for c in changes if "detailIndex" in c] == ["m3", "m4"]
+    assert merged[1]["qty"] == 2 and changes[0]["material"] == "M0003"
+    # the whole bill sent back (an edit's payload) with line 3's quantity retyped: line 1 stays deleted
+    edited = [dict(line) for line in merged]
+    edited[1]["qty"] = 5
+    again, changes, missing = merge_lines(CONFIG, three, edited, {}, whole=True)
+    assert missing == [] and again == edited
+    assert [(c["lineNo"], c["change"], c.get("detailIndex")) for c in changes] == [
+        (3, "update", 1),
+        (4, "add", 2),
+        (1, "delete", None),
+    ]
+    # read as changes (a proposal's), the same lines would keep line 1
+    assert len(merge_lines(CONFIG, three, edited, {})[0]) == 4

@@ -59,6 +59,7 @@ def test_an_edit_shows_in_the_session_and_keeps_the_mark_only_on_a_value_sent_ba
         [event] = _edits(c, sid)
         assert event["opId"] == op_id and event["interactionId"] == s["pendingInteraction"]["interactionId"]
         assert event["state"] == "draft" and event["lines"] == pending["lines"] and event["diff"] == pending["diff"]
+        assert event["editedBy"] is None and pending["editedBy"] is None  # the requester's own edit: no one else's
 
         # a refused edit: 422, the session's proposal and events as they were
         bad = c.patch(f"/api/ops/{op_id}", json={"payload": {**same_remark, "details": [{**LINE, "qty": -3}]}})

@@ -5,6 +5,7 @@ blocked; two replicas sharing Redis share the count."""
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -60,6 +61,10 @@ def test_a_guessing_loop_is_locked_out_before_the_erp_and_the_lock_out_grows(gua
         error = r.json()["error"]
         assert "too many failed logins for this username" in error and "try again at" in error, error
         assert "lock-out 1 today" in error
+        body = r.json()  # the same as a code and params, for the person's language
+        assert body["code"] == "limit.login_user" and body["retryAfter"] == 1, body
+        assert set(body["params"]) == {"resetAt", "seconds"} and body["params"]["seconds"] == 1, body
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", body["params"]["resetAt"]), body
     assert erp_logins(guarded) == before + 5
 
     # another user from another address is not held up by the attacker's failures
@@ -92,6 +97,7 @@ def test_an_address_spraying_usernames_is_locked_out_and_others_are_not(guarded:
     r = login(guarded, "sales01", facts.PASSWORD, address=spray)
     assert r.status_code == 429, r.text
     assert "too many failed logins from this address" in r.json()["error"]
+    assert r.json()["code"] == "limit.login_address", r.text
     assert erp_logins(guarded) == before
     ok = login(guarded, "sales01", facts.PASSWORD, address="127.0.0.4")
     assert ok.status_code == 200, ok.text
@@ -102,7 +108,10 @@ def test_fifty_guesses_at_once_get_no_more_than_the_limit_to_the_erp(guarded: Er
     failures are recorded."""
     before = erp_logins(guarded)
     with ThreadPoolExecutor(max_workers=25) as pool:
-        codes = list(pool.map(lambda i: login(guarded, "sales04", f"burst-{i}", "127.0.0.6").status_code, range(50)))
+        answers = list(pool.map(lambda i: login(guarded, "sales04", f"burst-{i}", "127.0.0.6"), range(50)))
+    codes = [r.status_code for r in answers]
+    refused = {r.json()["code"] for r in answers if r.status_code == 429}  # locked, or too many checked at once
+    assert refused and refused <= {"limit.login_user", "limit.login_busy_user"}, refused
     assert set(codes) <= {401, 429}, codes
     assert 1 <= codes.count(401) <= 5, codes
     assert erp_logins(guarded) - before == codes.count(401)

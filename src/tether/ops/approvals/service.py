@@ -118,7 +118,9 @@ class ApprovalService:
 
     async def listed(self, who: Identity, status: str, limit: int) -> list[dict[str, Any]]:
         """The caller's tenant's requests in ``status`` that their grants cover and that are not
-        their own, newest first."""
+        their own, newest first. Where the approvers may edit the op (``approversMayEdit``), its
+        proposed values ride along (``values``, the payload as staged): what the chat page's edit
+        form starts from and sends back."""
         if status not in STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(STATUSES)}", field="status")
         out = []
@@ -130,7 +132,10 @@ class ApprovalService:
                 continue
             if status == "pending" and op.status != "awaiting":  # withdrawn by its requester
                 continue
-            out.append(self._view(op, request, await self._counted(request)))
+            view = self._view(op, request, await self._counted(request))
+            if view["approval"]["approversMayEdit"] and op.op_type in ("create", "update"):
+                view["values"] = op.payload
+            out.append(view)
             if len(out) >= limit:
                 break
         return out
@@ -351,15 +356,17 @@ class ApprovalService:
         """The confirm gate, passed by the last approval: ``awaiting → confirmed`` (auto: ``→
         executing``) with the ``op.confirm`` row, as a requester's confirm passes it."""
         gate, audit, then, confirmed = self.ops._gate_plan(op, now)
+        audit_op, action, details = audit
         held = op.op_id in self._requesters
-        if not held:  # no credential here: the requester's next read or confirm runs it
+        if not held:  # no credential here: the requester's next read or confirm runs it — and counts
+            del gate["attempts"]  # that attempt (one execution is one attempt, whichever replica approved)
             gate["lease_until"] = now
-            confirmed = replace(confirmed, lease_until=now)
+            confirmed = audit_op = replace(confirmed, lease_until=now, attempts=op.attempts)
+            details = {**details, "attempt": op.attempts}
         if not self.ops.store.move_run(op.op_id, ("awaiting",), gate)(cur):
             return None
         decided = {"status": "approved", "decided_at": now, "decided_by": who.owner.user_id}
         self.store.update_request(cur, op.op_id, decided)
-        audit_op, action, details = audit
         details = {**details, "approvedBy": sorted(given), "fingerprint": request.fingerprint}
         self.ops.audit.append_run(self.ops._audit_row(audit_op, action, details))(cur)
         if held:

@@ -75,6 +75,8 @@ class ApprovalStore:
             f"INSERT INTO op_approval_request ({', '.join(_REQUEST)}) VALUES ({', '.join([m] * len(_REQUEST))})"
         )
 
+        self._get_request = f"SELECT {', '.join(_REQUEST)} FROM op_approval_request WHERE op_id = {m}"
+
     def close(self) -> None:
         self.engine.dispose()
 
@@ -91,7 +93,7 @@ class ApprovalStore:
         """Take the request row's write lock (held to the end of the transaction), then read it."""
         m = self.m
         cur.execute(f"UPDATE op_approval_request SET status = status WHERE op_id = {m}", (op_id,))
-        cur.execute(f"SELECT {', '.join(_REQUEST)} FROM op_approval_request WHERE op_id = {m}", (op_id,))
+        cur.execute(self._get_request, (op_id,))
         row = cur.fetchone()
         return None if row is None else _request(dict(zip(_REQUEST, row, strict=True)))
 
@@ -150,9 +152,16 @@ class ApprovalStore:
         return await asyncio.to_thread(work)
 
     async def get(self, op_id: str) -> ApprovalRequest | None:
-        query = sa.select(op_approval_request).where(op_approval_request.c.op_id == op_id[:64])
-        row = await self._read(lambda conn: conn.execute(query).first())
-        return None if row is None else _request(dict(row._mapping))
+        """The op's request (an approve's first read: raw SQL on the store's hot reader)."""
+        statement, params = self._get_request, (op_id[:64],)
+
+        def run(cur: Any) -> ApprovalRequest | None:
+            cur.execute(statement, params)
+            row = cur.fetchone()
+            return None if row is None else _request(dict(zip(_REQUEST, row, strict=True)))
+
+        request: ApprovalRequest | None = await self.sessions.read_rows(run)
+        return request
 
     async def listed(self, tenant: str, status: str, limit: int) -> list[ApprovalRequest]:
         query = (

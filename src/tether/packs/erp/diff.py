@@ -82,16 +82,26 @@ def _priced(change: Change, line: dict[str, Any]) -> Change:
 
 
 def merge_lines(
-    config: dict[str, Any], current: list[dict[str, Any]], wanted: list[dict[str, Any]], names: dict[str, str]
-) -> tuple[list[dict[str, Any]], list[Change], list[str]]:
-    """-> (every line after the change, the line changes, the line numbers asked for that the record
-    does not have)."""
+    config: dict[str, Any],
+    current: list[dict[str, Any]],
+    wanted: list[dict[str, Any]],
+    names: dict[str, str],
+    *,
+    whole: bool = False,
+) -> tuple[list[dict[str, Any]], list[Change], list[Any]]:
+    """-> (every line after the change, the line changes, the line numbers asked for that the
+    record does not have). ``wanted``: the lines a proposal changes, adds or deletes
+    (``_delete``); ``whole``: every line of the bill (an edit's payload, which sends back what the
+    first of these answers), so a line of the record it leaves out is deleted. Each added or
+    updated line's change says where the line is among the first (``detailIndex``): the chat
+    page's edit form edits the changed lines there."""
     labels = _labels(detail_fields(config))
     columns = _writable(config)
     result = [{c: line.get(c) for c in columns} for line in current]
     deleted: set[int] = set()
     used: set[int] = set()
     changes: list[Change] = []
+    placed: list[tuple[Change, int]] = []  # an added or updated line's change, its place in ``result``
     missing: list[Any] = []
     for n, want in enumerate(wanted):
         i = _match(current, want, used)
@@ -107,6 +117,7 @@ def merge_lines(
             ]
             added = {"lineNo": len(result), "change": "add", "fields": fields}  # its place among the lines
             changes.append(_priced(added, result[-1]))
+            placed.append((added, len(result) - 1))
             continue
         used.add(i)
         line_no = current[i].get("line_no")
@@ -136,7 +147,16 @@ def merge_lines(
                 "material": current[i].get("material_code"),
             }
             changes.append(_priced(updated, result[i]))
+            placed.append((updated, i))
+    for i, line in enumerate(current):
+        if whole and i not in used:
+            deleted.add(i)
+            changes.append(
+                {"lineNo": line.get("line_no"), "change": "delete", "fields": [], "material": line.get("material_code")}
+            )
     lines = [line for i, line in enumerate(result) if i not in deleted]
+    for change, i in placed:
+        change["detailIndex"] = i - sum(1 for d in deleted if d < i)
     return [{k: v for k, v in line.items() if v is not None} for line in lines], changes, missing
 
 

@@ -28,14 +28,16 @@ def outcome_of(answer: dict[str, Any]) -> OpOutcome:
 
 
 Revise = Callable[[Op, dict[str, Any], Identity], Awaitable[tuple[dict[str, Any], dict[str, Any], str | None]]]
+CheckRevision = Callable[[Op, dict[str, Any], Identity], Awaitable[None]]
 
 
 class ErpOpExecutor(OpExecutor):
     name = NAME
 
-    def __init__(self, client: ErpClient, revise: Revise | None = None) -> None:
+    def __init__(self, client: ErpClient, revise: Revise | None = None, check: CheckRevision | None = None) -> None:
         self.client = client
         self._revise = revise
+        self._check = check
 
     async def revise(
         self, op: Op, payload: dict[str, Any], who: Identity
@@ -44,6 +46,11 @@ class ErpOpExecutor(OpExecutor):
         if self._revise is None:
             raise ToolError("this ERP executor cannot edit a proposal", code=messages.CANNOT_EDIT)
         return await self._revise(op, payload, who)
+
+    async def check_revision(self, op: Op, payload: dict[str, Any], who: Identity) -> None:
+        """``revise``'s checks of the values, staging nothing."""
+        if self._check is not None:
+            await self._check(op, payload, who)
 
     @staticmethod
     def permits(op: Op, who: Identity) -> bool:

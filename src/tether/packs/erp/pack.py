@@ -36,7 +36,7 @@ from tether.packs.erp.prompt import RULES, domain_map
 from tether.packs.erp.proposals import build_propose_write
 from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.ref_search import build_ref_router
-from tether.packs.erp.revision import revise
+from tether.packs.erp.revision import check_revision, revise
 from tether.packs.erp.routes import build_router
 from tether.packs.erp.settings import ErpPackSettings
 from tether.packs.erp.state import QueryState
@@ -98,6 +98,8 @@ def pack(env: PackEnv) -> Pack:
         migrations=PackMigrations(MIGRATIONS, env.settings.database_url, VERSION_TABLE, HEAD),
         prompt_sections=[lambda: RULES, lambda grants: domain_map(domains[0], grants)],
         audience=(provider.name,),
-        op_executors=[ErpOpExecutor(erp.client, functools.partial(revise, erp))],
+        op_executors=[
+            ErpOpExecutor(erp.client, functools.partial(revise, erp), functools.partial(check_revision, erp))
+        ],
         messages=MESSAGES,
     )

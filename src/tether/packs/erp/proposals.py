@@ -109,13 +109,16 @@ class Plan:
     label: str | None = None
 
 
-def _plan_update(config: dict[str, Any], record: dict[str, Any], values: dict[str, Any], names: dict[str, str]) -> Plan:
+def _plan_update(
+    config: dict[str, Any], record: dict[str, Any], values: dict[str, Any], names: dict[str, str], whole: bool = False
+) -> Plan:
+    """``whole``: ``values["details"]`` is every line of the bill (an edit's), not only the changed ones."""
     master, current = record.get("master") or {}, record.get("details") or []
     plan = Plan({}, target_id=str(master.get("id")), base_version=master.get("version"), label=_label(master))
     plan.fields = field_changes(config, master, values, names)
     plan.payload = {f["field"]: values[f["field"]] for f in plan.fields}
     if "details" in values:
-        merged, plan.lines, missing = merge_lines(config, current, values["details"], names)
+        merged, plan.lines, missing = merge_lines(config, current, values["details"], names, whole=whole)
         if missing:
             lines = ", ".join(str(n) for n in missing)
             raise ToolError(

@@ -1,7 +1,8 @@
 """Edit before approve, the ERP's part: a new payload for a staged create or update, checked and
 resolved as ``propose_write`` checks a proposal, diffed again against the record as it is now
 (an update is bound to its current version), and written to the ERP's staged op
-(``/ai/reviseStaging``). It never writes business data."""
+(``/ai/reviseStaging``). An update's ``details`` are the whole bill, as its staged payload holds
+them: a line of the record they leave out is deleted. It never writes business data."""
 
 from __future__ import annotations
 
@@ -27,6 +28,21 @@ async def revise(
     erp: Erp, op: Op, payload: dict[str, Any], who: Identity
 ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
     """(the payload as staged, the diff, the base version) of ``op`` with ``payload``."""
+    ctx, plan, target_status = await _plan(erp, op, payload, who)
+    body: dict[str, Any] = {"payload": plan.payload}
+    if plan.base_version is not None:
+        body["baseVersion"] = int(plan.base_version)
+    await erp.client.revise_staging(token(ctx), op.op_id, body)
+    diff = {"fields": plan.fields, "lines": plan.lines, **({"targetStatus": target_status} if target_status else {})}
+    return plan.payload, diff, None if plan.base_version is None else str(plan.base_version)
+
+
+async def check_revision(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> None:
+    """``revise``'s checks and resolution, staging nothing (the ERP's reads only)."""
+    await _plan(erp, op, payload, who)
+
+
+async def _plan(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> tuple[ToolContext, Plan, str | None]:
     if op.op_type not in ("create", "update"):
         raise InvalidInput(
             f"a {op.op_type} has no values to edit",
@@ -47,20 +63,12 @@ async def revise(
             field="payload",
             code=messages.AMBIGUOUS_REF,
         )
-    target_status = None
     if op.op_type == "update":
         record = await _target(erp, ctx, config, op.target_id, "update")
-        plan = _plan_update(config, record, resolved.values, resolved.names)
+        plan = _plan_update(config, record, resolved.values, resolved.names, whole=True)  # the whole bill
         await list_prices_of_changed(erp, ctx, config, plan.lines)
-        target_status = (record.get("master") or {}).get("status")
-    else:
-        _price_lines(config, resolved)
-        lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
-        _list_prices(lines, resolved)
-        plan = Plan(resolved.values, field_changes(config, {}, resolved.values, resolved.names), lines)
-    body: dict[str, Any] = {"payload": plan.payload}
-    if plan.base_version is not None:
-        body["baseVersion"] = int(plan.base_version)
-    await erp.client.revise_staging(token(ctx), op.op_id, body)
-    diff = {"fields": plan.fields, "lines": plan.lines, **({"targetStatus": target_status} if target_status else {})}
-    return plan.payload, diff, None if plan.base_version is None else str(plan.base_version)
+        return ctx, plan, (record.get("master") or {}).get("status")
+    _price_lines(config, resolved)
+    lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
+    _list_prices(lines, resolved)
+    return ctx, Plan(resolved.values, field_changes(config, {}, resolved.values, resolved.names), lines), None

@@ -4,14 +4,18 @@
 // UPSTREAM_UNAVAILABLE is an outage of the business system behind the login (onUnavailable, with
 // the server's Retry-After): the login is still good and must not be asked for again.
 
+import { refusalText } from "./i18n.js";
+
 const KEY = "tether.token";
 const PROFILE = "tether.profile";
 let onUnauthorized = () => {};
 let onUnavailable = () => {};
 
+// Its message is the person's: a coded refusal (a 429's code and params) in the page's language,
+// else the server's own sentence.
 export class ApiError extends Error {
   constructor(status, body) {
-    super((body && body.error) || `HTTP ${status}`);
+    super(refusalText(body) || (body && body.error) || `HTTP ${status}`);
     this.status = status;
     this.body = body || {};
   }

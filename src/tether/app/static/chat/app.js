@@ -6,10 +6,9 @@ import {
   whenUnauthorized, whenUnavailable,
 } from "./api.js";
 import { h, clear, announce, icon } from "./dom.js";
-import { applyStatic, lang, setLang, t } from "./i18n.js";
+import { applyStatic, formatTime, lang, setLang, t } from "./i18n.js";
 import { Conversation } from "./view.js";
 import { loadApprovals } from "./approvals.js";
-import { formatTime } from "./cards.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGE = 30;
@@ -188,7 +187,29 @@ function renderList() {
   for (const item of state.list.items) ul.append(listItem(item));
 }
 
-function listItem(item) {
+// The open conversation's item says what the header says — its status, and the write the pill names —
+// as soon as the header changes, and after every read of the list: the list is read again only a
+// moment after a turn ends, and a summary read while the turn ran must not leave 运行中 beside 已完成.
+function asHeader(item) {
+  if (item.sessionId !== state.sessionId || !state.status) return item;
+  const writeState = state.opState || (state.status === "WAITING_CONFIRMATION" ? item.writeState : null);
+  return { ...item, status: state.status, writeState };
+}
+
+const shownAs = (item) => `${item.status}|${item.writeState || ""}`;
+
+function showOpenItem() {
+  const item = state.list.items.find((i) => i.sessionId === state.sessionId);
+  const li = item && document.querySelector(`#conversations li[data-id="${CSS.escape(item.sessionId)}"]`);
+  if (!li || li.querySelector("form.rename") || li.dataset.shown === shownAs(asHeader(item))) return; // not under a rename
+  const focused = li.contains(document.activeElement);
+  const fresh = listItem(item);
+  li.replaceWith(fresh);
+  if (focused) fresh.querySelector(".conv-open").focus();
+}
+
+function listItem(listed) {
+  const item = asHeader(listed);
   const title = item.title || item.sessionId;
   const active = item.sessionId === state.sessionId;
   const open = h("button", { type: "button", class: "conv-open", "aria-current": active ? "page" : null },
@@ -198,11 +219,11 @@ function listItem(item) {
     openConversation(item.sessionId, true);
   });
   const rename = h("button", { type: "button", class: "icon", "aria-label": t("renameOf", { title }), title: t("rename") }, icon("edit"));
-  rename.addEventListener("click", () => startRename(li, item));
+  rename.addEventListener("click", () => startRename(li, listed));
   const archiveLabel = state.list.archived ? t("unarchiveOf", { title }) : t("archiveOf", { title });
   const archive = h("button", { type: "button", class: "icon", "aria-label": archiveLabel, title: archiveLabel }, icon(state.list.archived ? "unarchive" : "archive"));
-  archive.addEventListener("click", () => setArchived(item, !state.list.archived));
-  const li = h("li", { class: active ? "conv active" : "conv", dataset: { id: item.sessionId } }, open, h("div", { class: "conv-actions" }, rename, archive));
+  archive.addEventListener("click", () => setArchived(listed, !state.list.archived));
+  const li = h("li", { class: active ? "conv active" : "conv", dataset: { id: item.sessionId, shown: shownAs(item) } }, open, h("div", { class: "conv-actions" }, rename, archive));
   return li;
 }
 
@@ -396,6 +417,7 @@ function onStatus(status, { ops = state.opState, lastError = status === "FAILED"
   state.opState = ops;
   state.lastError = lastError;
   if (opsMoved && state.sessionId && state.list.items.some((i) => i.sessionId === state.sessionId)) refreshList();
+  showOpenItem();
   const pill = $("chat-status");
   const op = status === "SUCCEEDED" && ops ? ops : null;
   pill.hidden = !status;
@@ -428,9 +450,11 @@ async function send(text) {
       loadList(true);
     } else {
       const id = state.sessionId;
+      const seen = state.conversation?.lastSeq;
       await api(`/api/agent/sessions/${encodeURIComponent(id)}/messages?wait=false`, { method: "POST", body: { message } });
       if (text === undefined) input.value = "";
-      onStatus("RUNNING", { lastError: null });
+      // a quick turn's events may have come before this answer: they tell its status, not this guess
+      if (state.sessionId === id && state.conversation?.lastSeq === seen) onStatus("RUNNING", { lastError: null });
     }
     announce(t("answering"));
   } catch (err) {

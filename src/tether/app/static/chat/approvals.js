@@ -1,19 +1,30 @@
 // 待我审批: the approval requests the signed-in user may decide (GET /api/approvals?status=pending,
-// docs/approvals.md), each with its diff, requester and rule, and 批准 / 驳回 buttons. Hidden when
-// the server has no approval policy (404) or nothing waits.
+// docs/approvals.md), each with its diff, requester and rule, and 批准 / 驳回 buttons — and 修改
+// where the policy lets its approvers edit it (``approval.approversMayEdit``): the proposal card's
+// edit form on the values the item carries. A saved edit sends the op back to its requester as a
+// draft, so it leaves this list with a notice. Hidden when the server has no approval policy (404)
+// or nothing waits (and no notice is showing).
 
 import { api } from "./api.js";
 import { h, clear, announce } from "./dom.js";
 import { t } from "./i18n.js";
+import { editForm } from "./editform.js";
+import { failure } from "./problems.js";
 
 const REFRESH_MS = 15000;
 let timer = null;
+let editing = null; // the item whose edit form is open: the list is not rebuilt under it
+let notice = { text: "", at: 0 }; // what the last edit did, shown until a refresh after a while
+
+const editCtx = { patch: (path, body) => api(path, { method: "PATCH", body }) };
 
 function change(f) {
   const before = f.before === null || f.before === undefined ? "" : `${f.before} → `;
   const mark = f.tainted ? ` ${t("tainted", { from: f.tainted })}` : ""; // copied from text read, not typed
   return `${f.label || f.field}: ${before}${f.after ?? "—"}${mark}`;
 }
+
+const editable = (op) => Boolean((op.approval || {}).approversMayEdit && op.values && (op.op === "create" || op.op === "update"));
 
 function item(op, reload) {
   const li = h("li", { class: "approval", dataset: { op: op.opId } });
@@ -31,17 +42,19 @@ function item(op, reload) {
   li.append(diff);
   const approve = h("button", { type: "button", class: "primary small" }, t("approveOp"));
   const reject = h("button", { type: "button", class: "ghost small" }, t("rejectOp"));
+  const edit = editable(op) ? h("button", { type: "button", class: "ghost small", "aria-expanded": "false" }, t("editOp")) : null;
   const result = h("span", { class: "approval-result", role: "status" });
+  const buttons = (disabled) => [approve, reject, edit].forEach((b) => { if (b) b.disabled = disabled; });
   const act = async (path, body) => {
-    approve.disabled = reject.disabled = true;
+    buttons(true);
     try {
       const answer = await api(`/api/approvals/${encodeURIComponent(op.opId)}/${path}`, { method: "POST", body });
       result.textContent = answer.text || answer.state;
       announce(result.textContent);
       setTimeout(reload, 1500);
     } catch (err) {
-      result.textContent = (err.body && err.body.error) || err.message || String(err);
-      approve.disabled = reject.disabled = false;
+      result.textContent = failure(err);
+      buttons(false);
     }
   };
   approve.addEventListener("click", () => act("approve"));
@@ -49,7 +62,35 @@ function item(op, reload) {
     const comment = window.prompt(t("rejectWhy"));
     if (comment !== null) act("reject", { comment });
   });
-  li.append(h("div", { class: "approval-actions" }, approve, reject, result));
+  const actions = h("div", { class: "approval-actions" }, approve, edit, reject, result);
+  if (edit) {
+    const close = () => {
+      if (!editing) return;
+      editing.form.remove();
+      editing = null;
+      diff.hidden = false;
+      edit.setAttribute("aria-expanded", "false");
+      buttons(false);
+      edit.focus();
+    };
+    const saved = () => { // the op is its requester's draft again: it leaves this list
+      editing = null;
+      notice = { text: t("approvalEdited", { who: op.requester, what: op.summary || op.formName || op.formId }), at: Date.now() };
+      announce(notice.text);
+      reload();
+    };
+    edit.addEventListener("click", () => {
+      if (editing) return;
+      const p = { opId: op.opId, op: op.op, values: op.values, diff: op.diff, lines: op.lines };
+      editing = editForm(p, editCtx, saved, close);
+      diff.hidden = true;
+      edit.setAttribute("aria-expanded", "true");
+      buttons(true);
+      actions.before(editing.form);
+      editing.focus();
+    });
+  }
+  li.append(actions);
   return li;
 }
 
@@ -57,14 +98,19 @@ export async function loadApprovals() {
   const section = document.getElementById("approvals");
   if (!section) return;
   clearTimeout(timer);
+  timer = setTimeout(loadApprovals, REFRESH_MS);
+  if (editing && editing.form.isConnected) return; // not under an open edit form: the next refresh
+  editing = null;
   let items = [];
   try {
     items = (await api("/api/approvals?status=pending", { quiet401: true })).items || [];
   } catch {
     items = []; // no approval policy on this server, or not signed in
   }
+  if (notice.text && Date.now() - notice.at > REFRESH_MS) notice = { text: "", at: 0 };
+  const shown = document.getElementById("approval-notice");
+  if (shown) shown.textContent = notice.text;
   const ul = clear(document.getElementById("approval-list"));
   for (const op of items) ul.append(item(op, loadApprovals));
-  section.hidden = items.length === 0;
-  timer = setTimeout(loadApprovals, REFRESH_MS);
+  section.hidden = items.length === 0 && !notice.text;
 }

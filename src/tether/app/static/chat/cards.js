@@ -4,25 +4,10 @@
 // OP_RESULT (processing / pending / done / failed + retry), LINK, and the compiled workflow panel.
 
 import { h, clear, uid, safeUrl, announce, icon } from "./dom.js";
-import { requestError, t } from "./i18n.js";
+import { formatTime, t } from "./i18n.js";
 import { formatNumber, refBox } from "./refbox.js";
-
-// A field problem in the UI's language when its code is known (the server's message otherwise).
-// ``field``: the field's declaration (its bounds fill in the text); ``detail``: the lines' (minLines, maxLines).
-function problemText(problem, field, detail) {
-  const type = field && field.type;
-  const code = problem.field === "details" && problem.code === "required" ? "min_lines" : problem.code;
-  let key = `problem_${code}`;
-  if (code === "type" && (type === "integer" || type === "number")) key = `problem_type_${type}`;
-  else if (code === "min" && field && field.positive && !(field.min > 0)) key = "problem_positive";
-  const vars = {
-    min: formatNumber(field && field.min),
-    max: formatNumber(field && field.max),
-    n: formatNumber(code === "min_lines" ? (detail && detail.minLines) || 1 : detail && detail.maxLines),
-  };
-  const text = t(key, Object.fromEntries(Object.entries(vars).filter(([, v]) => v !== null && v !== undefined)));
-  return text === key || /\{\w+\}/.test(text) ? problem.message || problem.code || "invalid" : text;
-}
+import { problemText, failure } from "./problems.js";
+import { editForm } from "./editform.js";
 
 // What the page itself can tell before sending (the server checks again and stays the authority):
 // a number outside its field's bounds — ``positive`` (> 0), ``min`` (inclusive), ``max`` (exclusive, in magnitude).
@@ -32,11 +17,6 @@ function boundProblem(field, value) {
   if (typeof field.min === "number" && value < field.min) return "min";
   if (typeof field.max === "number" && Math.abs(value) >= field.max) return "max";
   return null;
-}
-
-function failure(error) {
-  if (error && error.status === 401) return t("loginLapsed"); // the banner offers the new login
-  return (error && requestError(error.body)) || (error && error.message) || String(error);
 }
 
 function cardShell(kind, title, interactionId) {
@@ -599,113 +579,6 @@ function diffTable(rows) {
     body));
 }
 
-// A 422 problem of an edit in the page's language: the card has no field declarations (bounds),
-// so a bound's problem is said without its figure.
-function editProblemText(problem) {
-  const plain = t(`problem_${problem.code}_plain`);
-  return plain === `problem_${problem.code}_plain` ? problemText(problem) : plain;
-}
-
-// The proposed values as a person can retype them: a number or a text. A reference (an ERP id,
-// shown in the diff by its code and name) is kept as it is.
-const retypable = (value, row) =>
-  typeof value === "number" || (typeof value === "string" && !(row && row.after !== value));
-
-// Edit before approve (docs/approvals.md): the proposal's values as inputs — the master fields and,
-// for a new bill, each line's — sent back whole as ``PATCH /api/ops/{opId} {payload}``. ``save``
-// gets (the op's new view, the payload sent) after the server took it; a 422 shows each problem
-// beside its input.
-function editForm(p, ctx, save, close) {
-  const values = p.values || {};
-  const form = h("form", { class: "proposal-edit", novalidate: true, "aria-label": t("editValues") });
-  const inputs = new Map(); // path ("remark", "details.0.qty") -> {input, err}
-  const block = (path, value, row) => {
-    const id = uid("e");
-    const label = h("label", { for: id });
-    label.textContent = (row && row.label) || path.split(".").pop();
-    const err = h("p", { class: "field-error", id: `${id}-err` });
-    if (!retypable(value, row)) {
-      const shown = h("output", { id, class: "kept" });
-      shown.textContent = row && row.after !== undefined ? String(row.after) : String(value);
-      return h("div", { class: "field kept", dataset: { field: path } }, label, shown);
-    }
-    const numeric = typeof value === "number";
-    const long = !numeric && value.length > 30;
-    const input = long ? h("textarea", { id, name: path, rows: "2" })
-      : h("input", { id, name: path, type: numeric ? "number" : "text", step: numeric ? "any" : null,
-        inputmode: numeric ? "decimal" : null, autocomplete: "off" });
-    input.value = String(value);
-    input.setAttribute("aria-describedby", err.id);
-    inputs.set(path, { input, err, numeric });
-    return h("div", { class: `field${numeric ? " type-number" : ""}`, dataset: { field: path } }, label, input, err);
-  };
-  const rowOf = (rows, key) => (rows || []).find((f) => f.field === key);
-  const grid = h("div", { class: "fields" });
-  for (const [key, value] of Object.entries(values)) {
-    if (key !== "details" && value !== null && value !== undefined) grid.append(block(key, value, rowOf(p.diff, key)));
-  }
-  form.append(grid);
-  if (p.op === "create" && Array.isArray(values.details)) { // an update's lines are the whole bill: kept as proposed
-    values.details.forEach((line, n) => {
-      const shown = (p.lines || []).find((l) => l.lineNo === n + 1);
-      const set = h("fieldset", { class: "edit-line" }, h("legend", {}, `${t("lineNo")} ${n + 1}`));
-      for (const [key, value] of Object.entries(line || {})) {
-        if (value !== null && value !== undefined) set.append(block(`details.${n}.${key}`, value, rowOf(shown && shown.fields, key)));
-      }
-      form.append(set);
-    });
-  }
-  const error = h("p", { class: "field-error", role: "alert" });
-  const submit = h("button", { type: "submit", class: "primary small" }, t("saveEdit"));
-  const cancel = h("button", { type: "button", class: "ghost small" }, t("cancelEdit"));
-  form.append(error, h("div", { class: "card-actions" }, submit, cancel));
-  cancel.addEventListener("click", close);
-  form.addEventListener("keydown", (e) => {
-    if (e.key === "Escape") {
-      e.preventDefault();
-      close();
-    }
-  });
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const payload = JSON.parse(JSON.stringify(values));
-    for (const [path, { input, err, numeric }] of inputs) {
-      err.textContent = "";
-      input.removeAttribute("aria-invalid");
-      const raw = input.value.trim();
-      const value = numeric ? (raw === "" ? null : Number(raw)) : input.value;
-      const keys = path.split(".");
-      let at = payload;
-      for (const k of keys.slice(0, -1)) at = at[k];
-      at[keys[keys.length - 1]] = value;
-    }
-    error.textContent = "";
-    submit.disabled = true;
-    try {
-      const answer = await ctx.patch(`/api/ops/${encodeURIComponent(p.opId)}`, { payload });
-      save(answer, payload);
-    } catch (err) {
-      const problems = (err && err.status === 422 && err.body && err.body.problems) || [];
-      const loose = [];
-      let first = null;
-      for (const problem of problems) {
-        const target = inputs.get(problem.field);
-        if (!target) {
-          loose.push(editProblemText(problem));
-          continue;
-        }
-        target.err.textContent = editProblemText(problem);
-        target.input.setAttribute("aria-invalid", "true");
-        first = first || target.input;
-      }
-      error.textContent = problems.length ? (loose.length ? loose.join("; ") : t("formProblems", { n: problems.length })) : failure(err);
-      if (first) first.focus();
-      submit.disabled = false;
-    }
-  });
-  return { form, focus: () => form.querySelector("input, textarea")?.focus() };
-}
-
 export function proposalCard(data, ctx) {
   const p = { ...(data.payload || {}) };
   const opName = t(`op_${p.op}`) === `op_${p.op}` ? p.op || "" : t(`op_${p.op}`);
@@ -742,12 +615,12 @@ export function proposalCard(data, ctx) {
   tick.addEventListener("change", buttons);
   const show = () => {
     clear(body);
-    if (p.edited) body.append(h("p", { class: "edited-note" }, t("opEdited")));
+    if (p.edited) body.append(h("p", { class: "edited-note" }, p.editedBy ? t("opEditedBy", { who: p.editedBy }) : t("opEdited")));
     if (p.diff && p.diff.length) body.append(diffTable(p.diff));
     for (const line of p.lines || []) {
       const change = t(`change_${line.change}`) === `change_${line.change}` ? line.change : t(`change_${line.change}`);
-      body.append(h("div", { class: "line-diff", dataset: { change: line.change || "" } },
-        h("h4", {}, `${t("lineNo")} ${line.lineNo} · ${change}`), diffTable(line.fields)));
+      const heading = [`${t("lineNo")} ${line.lineNo}`, change, line.material].filter(Boolean).join(" · ");
+      body.append(h("div", { class: "line-diff", dataset: { change: line.change || "" } }, h("h4", {}, heading), diffTable(line.fields)));
     }
     tainted = [...(p.diff || []), ...(p.lines || []).flatMap((l) => l.fields || [])].some((f) => f.tainted);
     clear(ack);
@@ -768,7 +641,7 @@ export function proposalCard(data, ctx) {
     edit.addEventListener("click", () => {
       const seen = revision;
       editing = editForm(p, ctx, (answer, payload) => {
-        if (revision === seen) Object.assign(p, { diff: answer.diff, lines: answer.lines, values: payload, edited: true });
+        if (revision === seen) Object.assign(p, { diff: answer.diff, lines: answer.lines, values: payload, edited: true, editedBy: null });
         closeEdit();
         show();
         announce(t("opEdited"));
@@ -813,10 +686,19 @@ export function proposalCard(data, ctx) {
     get final() { return status.final; },
     get state() { return status.state; },
     update(op) {
+      if (op.status === "draft" && locked && status.state === "awaiting_approval") {
+        // an edit sent the op back to its requester (an approver's, where the policy allows it):
+        // a draft again, whose confirm asks for a fresh approval
+        locked = false;
+        error.textContent = "";
+        status.update(op);
+        buttons();
+      }
       if (op.edited) { // OP_RESULT of an edit (this page's or another's): the new diff, still a draft
         revision += 1;
-        Object.assign(p, { diff: op.diff || [], lines: op.lines || [], edited: true }, op.values ? { values: op.values } : {});
+        Object.assign(p, { diff: op.diff || [], lines: op.lines || [], edited: true, editedBy: op.editedBy || null }, op.values ? { values: op.values } : {});
         if (!editing) show();
+        if (op.editedBy) announce(t("opEditedBy", { who: op.editedBy }));
         return;
       }
       if (op.status && op.status !== "draft") lock();
@@ -962,10 +844,4 @@ function replayTable(out) {
   return h("div", {}, head, h("div", { class: "table-wrap" }, h("table", {},
     h("thead", {}, h("tr", {}, [t("step"), t("tool"), t("state"), t("result")].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, rows))));
-}
-
-export function formatTime(value) {
-  const d = new Date(typeof value === "number" ? value * 1000 : value);
-  if (Number.isNaN(d.getTime())) return String(value);
-  return d.toLocaleString(document.documentElement.lang === "en" ? "en" : "zh-CN", { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false });
 }

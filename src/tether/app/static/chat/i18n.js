@@ -51,6 +51,16 @@ const STRINGS = {
     "err_ask_user.empty": "助手想向您提问，但问题是空的，请再说一次您的需求。",
     "err_skill.unknown": "没有名为 {skill} 的技能，请换个说法再试。",
     "err_job.failed": "{tool} 的后台任务没有完成，请稍后再试。",
+    "err_turn.timeout": "这一轮超过了 {seconds} 秒的时间上限，已停止，请稍后再试或把问题拆小一些。",
+    "err_turn.max_rounds": "助手调用了 {rounds} 轮仍没有给出答复，已停止，请换个说法再试。",
+    "err_model.failed": "模型服务出错了，请稍后再试。",
+    // the abuse limits' 429 answers ({error, code, params}; resetAt shown as local time)
+    "err_limit.daily_tokens": "您今天的模型用量额度（{limit} 个 token）已用完，将于 {resetAt} 恢复。",
+    "err_limit.daily_model_calls": "您今天的模型调用额度（{limit} 次）已用完，将于 {resetAt} 恢复。",
+    "err_limit.login_user": "这个用户名登录失败的次数过多，已暂时锁定，请于 {resetAt} 之后再试。",
+    "err_limit.login_address": "从您的网络地址登录失败的次数过多，已暂时锁定，请于 {resetAt} 之后再试。",
+    "err_limit.login_busy_user": "这个用户名同时进行的登录尝试过多，请 {seconds} 秒后再试。",
+    "err_limit.login_busy_address": "从您的网络地址同时进行的登录尝试过多，请 {seconds} 秒后再试。",
     "err_erp.unreachable": "ERP 暂时无法访问，请 {seconds} 秒后再试。",
     "err_erp.login_expired": "ERP 登录已过期，请重新登录后再试。",
     "err_erp.no_access": "表单 {form} 不存在，或您无权使用它。",
@@ -95,7 +105,7 @@ const STRINGS = {
     confirm: "确认", reject: "取消", expires: "有效期至 {time}", autoExec: "确认后自动执行",
     change_add: "新增", change_update: "修改", change_delete: "删除", op_create: "新建", op_update: "修改",
     op_delete: "删除", op_examine: "审核", op_generate: "生成",
-    opProcessing: "处理中", opPending: "待处理", opDone: "已完成", opFailed: "失败", opCancelled: "已取消", opExpired: "已过期", opAwaiting: "等待审批", opRejected: "审批未通过", waitingFor: "等待：{who}", myApprovals: "待我审批", requestedBy: "{who} 提交 · {rules}", listPrice: "标价", tainted: "⚠ 非您输入，{from}", ackTainted: "我已核对标 ⚠ 的值（复制自读到的文本，不是您输入的）", editOp: "修改", editValues: "修改提案的值", saveEdit: "保存修改", cancelEdit: "放弃修改", opEdited: "已按您的修改更新", problem_min_plain: "低于允许的最小值", problem_max_plain: "超过允许的最大值", problem_type: "值的格式不对", approveOp: "批准", rejectOp: "驳回", rejectWhy: "驳回原因（申请人可见）",
+    opProcessing: "处理中", opPending: "待处理", opDone: "已完成", opFailed: "失败", opCancelled: "已取消", opExpired: "已过期", opAwaiting: "等待审批", opRejected: "审批未通过", waitingFor: "等待：{who}", myApprovals: "待我审批", requestedBy: "{who} 提交 · {rules}", listPrice: "标价", tainted: "⚠ 非您输入，{from}", ackTainted: "我已核对标 ⚠ 的值（复制自读到的文本，不是您输入的）", editOp: "修改", editValues: "修改提案的值", saveEdit: "保存修改", cancelEdit: "放弃修改", opEdited: "已按您的修改更新", editLinesKept: "其余 {n} 行不变，按提议保留", opEditedBy: "{who} 修改了提案：请核对后再确认", approvalEdited: "已修改“{what}”，退回 {who} 核对后重新确认", problem_min_plain: "低于允许的最小值", problem_max_plain: "超过允许的最大值", problem_type: "值的格式不对", approveOp: "批准", rejectOp: "驳回", rejectWhy: "驳回原因（申请人可见）",
     goErp: "去ERP操作", view: "查看", retry: "重试", billNo: "单号 {no}",
     workflow: "可复用工作流", workflowLoad: "载入中…", workflowParams: "参数", workflowSteps: "步骤",
     replay: "按新参数重新运行", replaying: "运行中…", replayDone: "运行完成：{status}", step: "步骤",
@@ -171,6 +181,15 @@ const STRINGS = {
     "err_ask_user.empty": "The assistant meant to ask you something but the question was empty; say again what you need.",
     "err_skill.unknown": "There is no skill named {skill}; try rephrasing.",
     "err_job.failed": "The background job of {tool} did not finish ({reason}); try again later.",
+    "err_turn.timeout": "The turn took longer than its {seconds} s limit and was stopped; try again or ask a smaller question.",
+    "err_turn.max_rounds": "The assistant did not reach an answer within {rounds} rounds and was stopped; try rephrasing.",
+    "err_model.failed": "The model service failed; try again later.",
+    "err_limit.daily_tokens": "Your daily budget of {limit} model tokens is spent; it resets at {resetAt}.",
+    "err_limit.daily_model_calls": "Your daily budget of {limit} model calls is spent; it resets at {resetAt}.",
+    "err_limit.login_user": "Too many failed logins for this username: it is locked out; try again at {resetAt}.",
+    "err_limit.login_address": "Too many failed logins from your address: it is locked out; try again at {resetAt}.",
+    "err_limit.login_busy_user": "Too many login attempts at once for this username; try again in {seconds} s.",
+    "err_limit.login_busy_address": "Too many login attempts at once from your address; try again in {seconds} s.",
     "err_erp.unreachable": "The ERP cannot be reached right now; try again in {seconds} s.",
     "err_erp.login_expired": "Your ERP login has expired; log in again.",
     "err_erp.no_access": "There is no form {form}, or you may not use it.",
@@ -215,7 +234,7 @@ const STRINGS = {
     confirm: "Confirm", reject: "Cancel", expires: "Valid until {time}", autoExec: "Runs on confirmation",
     change_add: "add", change_update: "update", change_delete: "delete", op_create: "create", op_update: "update",
     op_delete: "delete", op_examine: "examine", op_generate: "generate",
-    opProcessing: "Processing", opPending: "Pending", opDone: "Done", opFailed: "Failed", opCancelled: "Cancelled", opExpired: "Expired", opAwaiting: "Awaiting approval", opRejected: "Rejected", waitingFor: "waiting for: {who}", myApprovals: "Awaiting my approval", requestedBy: "by {who} · {rules}", listPrice: "list price", tainted: "⚠ not typed by you, {from}", ackTainted: "I checked the values marked ⚠ (copied from text that was read, not typed by you)", editOp: "Edit", editValues: "Edit the proposed values", saveEdit: "Save changes", cancelEdit: "Discard changes", opEdited: "Updated with your changes", problem_min_plain: "Below the allowed minimum", problem_max_plain: "Above the allowed maximum", problem_type: "Wrong kind of value", approveOp: "Approve", rejectOp: "Reject", rejectWhy: "Why (shown to the requester)",
+    opProcessing: "Processing", opPending: "Pending", opDone: "Done", opFailed: "Failed", opCancelled: "Cancelled", opExpired: "Expired", opAwaiting: "Awaiting approval", opRejected: "Rejected", waitingFor: "waiting for: {who}", myApprovals: "Awaiting my approval", requestedBy: "by {who} · {rules}", listPrice: "list price", tainted: "⚠ not typed by you, {from}", ackTainted: "I checked the values marked ⚠ (copied from text that was read, not typed by you)", editOp: "Edit", editValues: "Edit the proposed values", saveEdit: "Save changes", cancelEdit: "Discard changes", opEdited: "Updated with your changes", editLinesKept: "Other lines ({n}) stay as proposed", opEditedBy: "Edited by {who}: check the values, then confirm", approvalEdited: "Edited “{what}” and sent it back to {who} to check and confirm again", problem_min_plain: "Below the allowed minimum", problem_max_plain: "Above the allowed maximum", problem_type: "Wrong kind of value", approveOp: "Approve", rejectOp: "Reject", rejectWhy: "Why (shown to the requester)",
     goErp: "Open in the ERP", view: "View", retry: "Retry", billNo: "Bill {no}",
     workflow: "Reusable workflow", workflowLoad: "Loading…", workflowParams: "Parameters", workflowSteps: "Steps",
     replay: "Run again with these parameters", replaying: "Running…", replayDone: "Finished: {status}",
@@ -274,6 +293,29 @@ function say(code, params) {
   return /\{\w+\}/.test(text) ? null : text;
 }
 
+// A date and time (ISO 8601, or epoch seconds) as the person's local month, day and time.
+export function formatTime(value) {
+  const d = new Date(typeof value === "number" ? value * 1000 : value);
+  if (Number.isNaN(d.getTime())) return String(value);
+  return d.toLocaleString(current === "en" ? "en" : "zh-CN", { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false });
+}
+
+// A coded refusal of the server ({error, code, params}: the abuse limits' 429) in the page's
+// language, its resetAt as local time; null when the table lacks the code (the caller shows the
+// server's own sentence).
+export function refusalText(body) {
+  if (!body || typeof body.code !== "string" || !body.params || typeof body.params !== "object") return null;
+  const params = { ...body.params };
+  if (typeof params.resetAt === "string") params.resetAt = formatTime(params.resetAt);
+  return say(body.code, params);
+}
+
+// A coded message of the server (a turn's failure: turn.timeout, …) in the page's language, else
+// its own words.
+export function codedOr(data, words) {
+  return (data && say(data.code, data.params || {})) ?? words;
+}
+
 // A tool's failure in the page's language: its code's text where the table has it; an uncoded
 // failure is the core's tool.failed in Chinese (never an English sentence on a Chinese page) and
 // the tool's own English explanation in English.
@@ -283,12 +325,6 @@ export function toolError(data) {
   // uncoded: the person's sentence first, the tool's own words after it (the row is a detail view)
   const said = current === "zh" && data.toolId ? say("tool.failed", { tool: data.toolId }) : null;
   return said !== null && data.error ? `${said}\n${data.error}` : (said ?? data.error);
-}
-
-// A refused request's reason in the page's language: its code's text where the server gave a code
-// the table has (a pack's refusal, 422), its own words otherwise.
-export function requestError(body) {
-  return (body && body.code && say(body.code, body.params || {})) || (body && body.error) || null;
 }
 
 // Static labels in the page: data-i18n (text), data-i18n-placeholder, data-i18n-aria (aria-label).

@@ -4,7 +4,7 @@
 // applied in id order and each id once, so a reload or a reconnect shows everything once.
 
 import { h, clear, announce } from "./dom.js";
-import { t, toolError } from "./i18n.js";
+import { codedOr, t, toolError } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 import { questionCard, formCard, proposalCard, opCard, linkCard, workflowPanel } from "./cards.js";
 
@@ -377,17 +377,17 @@ const HANDLERS = {
   },
   ERROR(data, event) {
     this.current(event).errors += 1;
-    this.note(event, data.message || "error", data.recovered ? "note" : "note error");
+    this.note(event, codedOr(data, data.message || "error"), data.recovered ? "note" : "note error");
   },
   TURN_FINISHED(data, event, live) {
     const block = this.current(event);
     this.endStream(block, true);
     if (data.status === "CANCELLED") this.note(event, t("stopped"), "note warn");
-    else if (data.status === "FAILED" && !block.errors && data.reason) this.note(event, t("failed", { reason: data.reason }), "note error");
+    else if (data.status === "FAILED" && !block.errors && data.reason) this.note(event, t("failed", { reason: codedOr(data, data.reason) }), "note error");
     block.el.dataset.status = data.status || "";
     if (data.status !== "WAITING_USER_INPUT" && data.status !== "WAITING_CONFIRMATION") this.closeCards();
     if (data.status === "FAILED" || data.status === "CANCELLED") this.interruptRows();
-    if (data.status === "FAILED") this.lastError = data.reason || this.lastError;
+    if (data.status === "FAILED") this.lastError = codedOr(data, data.reason) || this.lastError;
     this.setStatus(data.status, live);
     if (live && data.status === "CANCELLED") announce(t("stopped"));
   },
