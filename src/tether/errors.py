@@ -30,12 +30,24 @@ class UserError(TetherError):
 
 class InvalidInput(UserError):
     """Malformed or out-of-range input (422). ``field`` names what to fix when known; ``problems``
-    lists each field's problem (a form answer)."""
+    lists each field's problem (a form answer); ``code`` and ``params``, where a pack gives them,
+    name the refusal for a person (its message table, as ``ToolError``'s), beside the English
+    ``message``."""
 
-    def __init__(self, message: str, field: str | None = None, problems: list[dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        field: str | None = None,
+        problems: list[dict[str, str]] | None = None,
+        *,
+        code: str | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.field = field
         self.problems = problems or []  # [{field, message}] when several fields are wrong
+        self.code = code
+        self.params = params or {}
 
 
 class NotFound(UserError):

@@ -51,3 +51,28 @@ def test_a_core_failure_reads_in_chinese_on_the_chinese_page(chat: Callable[...,
         assert "TETHER_" not in said
     finally:
         server.stop()
+
+
+def test_an_erp_tools_coded_failure_reads_in_the_pages_language(chat: Callable[..., Any], erp_server: Any) -> None:
+    """A pack's failure (the ERP's erp.no_line: a line the bill lacks) on a Chinese page, then on an
+    English one: the answer and the failed tool's row are the person's language, never the other."""
+    bill = facts.REVISION_QUOTATION_BILL_NO  # three lines; nothing is written by a refused proposal
+    s = chat(erp_server)
+    s.open()
+    s.login_erp("sales01", facts.PASSWORD)
+    page = s.page
+    zh, en = f"{bill} 没有第 9 行明细。", f"{bill} has no line 9."  # the answer's words, and the tool row's
+    cases = [
+        ("chinese", f"把报价单{bill}第9行的数量改成5", f"未能完成：{zh}", zh, en),
+        ("english", f"change line 9's quantity of quotation {bill} to 5", f"I could not finish: {en}", en, zh),
+    ]
+    for n, (language, question, answer, said, other) in enumerate(cases):
+        if n:  # the page in English, a new conversation
+            page.click("#lang-switch")
+            page.click("#new-chat")
+        s.ask(question)
+        s.wait_status("SUCCEEDED")
+        assert page.inner_text(".answer").strip() == answer
+        row = str(page.locator('.tool-row[data-status="failed"]').last.locator(".tool-body").text_content())
+        assert said in row and other not in row, row
+        s.shot(f"no-line-in-{language}")

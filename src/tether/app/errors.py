@@ -40,6 +40,18 @@ def _status(exc: TetherError) -> int:
     return next((code for kind, code in STATUS if isinstance(exc, kind)), 500)
 
 
+def _what_to_fix(exc: InvalidInput) -> dict[str, object]:
+    """A 422's field, each field's problem, and the code the page says in the person's language."""
+    said: dict[str, object] = {}
+    if exc.field:
+        said["field"] = exc.field
+    if exc.problems:
+        said["problems"] = exc.problems
+    if exc.code:
+        said.update(code=exc.code, params=exc.params)
+    return said
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(TetherError)
     async def tether_error(_: Request, exc: TetherError) -> JSONResponse:
@@ -47,10 +59,8 @@ def install(app: FastAPI) -> None:
         if code == 500:
             log.error("request failed: %s", exc.message)
         body: dict[str, object] = {"error": exc.message}
-        if isinstance(exc, InvalidInput) and exc.field:
-            body["field"] = exc.field
-        if isinstance(exc, InvalidInput) and exc.problems:
-            body["problems"] = exc.problems
+        if isinstance(exc, InvalidInput):
+            body.update(_what_to_fix(exc))
         headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
         if isinstance(exc, Unavailable):  # an upstream outage: the client retries, it does not log in again
             body.update(code="UPSTREAM_UNAVAILABLE", upstream=exc.upstream, retryAfter=exc.retry_after_s)

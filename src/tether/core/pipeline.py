@@ -205,8 +205,9 @@ class ToolPipeline:
             result = await self._execute(t, args, ctx)
         except ToolError as exc:
             result = ErrorResult(exc.message, exc.retryable, exc.error_code, dict(exc.params))
-        except InvalidInput as exc:  # a tool refusing its input in its own words, for the model
-            result = ErrorResult(exc.message, False, said.INVALID_ARGUMENTS, {"tool": call.name})
+        except InvalidInput as exc:  # a tool refusing its input in its own words (its code, where it gives one)
+            coded = (exc.code, dict(exc.params)) if exc.code else (said.INVALID_ARGUMENTS, {"tool": call.name})
+            result = ErrorResult(exc.message, False, *coded)
         kind, data, ticket, interaction = _normalise(result, self.max_rows)
         step.finished_at = self.clock.now()
         step.result = data

@@ -33,6 +33,24 @@ LINES = [
 ]
 
 
+def test_a_label_is_also_named_without_its_bracketed_unit_unless_that_names_several() -> None:
+    fields = [
+        {"column": "delivery_days", "label": "交期(天)", "type": "integer"},
+        {"column": "tax_rate", "label": "税率（%）", "type": "number"},  # full-width brackets
+        {"column": "lead_weeks", "label": "周期(周)", "type": "integer"},
+        {"column": "lead_days", "label": "周期(天)", "type": "integer"},
+        {"column": "remark", "label": "备注", "type": "text"},
+        {"column": "remark_x", "label": "备注(内部)", "type": "text"},
+    ]
+    config = {"formId": "9", "master": fields}
+    clean, problems = check_form_values(config, {"交期": "5", "税率": "9", "备注": "x"}, creating=False)
+    assert problems == [] and clean == {"delivery_days": 5, "tax_rate": 9, "remark": "x"}  # 备注: the exact label
+    clean, problems = check_form_values(config, {"周期": "3", "周期(周)": "2"}, creating=False)
+    assert clean == {"lead_weeks": 2}  # the full label still names its field
+    assert [(p["field"], p["code"]) for p in problems] == [("周期", "ambiguous_field")]
+    assert "周期(周), 周期(天)" in problems[0]["message"]
+
+
 def test_values_by_label_or_column_typed_and_checked() -> None:
     clean, problems = check_form_values(
         CONFIG,
@@ -91,8 +109,8 @@ def test_lines_are_matched_by_line_number_or_material() -> None:
     assert changes[0]["fields"] == [{"field": "qty", "label": "数量", "before": 3, "after": 4}]
     merged, changes, _ = merge_lines(CONFIG, LINES, [{"line_no": 1, "_delete": True}], {})
     assert merged == [{"material_id": "m2", "qty": 3, "unit_price": 22}] and changes[0]["change"] == "delete"
-    _, _, problems = merge_lines(CONFIG, LINES, [{"line_no": 9, "qty": 1}], {})
-    assert problems == ["details[0]: the record has no line 9"]
+    _, _, missing = merge_lines(CONFIG, LINES, [{"line_no": 9, "qty": 1}], {})
+    assert missing == [9]
 
 
 def test_each_changed_line_says_where_it_is_in_the_whole_bill() -> None:
@@ -106,8 +124,8 @@ def test_each_changed_line_says_where_it_is_in_the_whole_bill() -> None:
         {"line_no": 1, "_delete": True},
         {"material_id": "m4", "qty": 7},
     ]
-    merged, changes, problems = merge_lines(CONFIG, three, wanted, {})
-    assert problems == []
+    merged, changes, missing = merge_lines(CONFIG, three, wanted, {})
+    assert missing == []
     placed = {(c["lineNo"], c["change"]): c.get("detailIndex") for c in changes}
     assert placed == {(3, "update"): 1, (1, "delete"): None, (4, "add"): 2}, placed
     assert [merged[c["detailIndex"]]["material_id"] for c in changes if "detailIndex" in c] == ["m3", "m4"]
@@ -115,8 +133,8 @@ def test_each_changed_line_says_where_it_is_in_the_whole_bill() -> None:
     # the whole bill sent back (an edit's payload) with line 3's quantity retyped: line 1 stays deleted
     edited = [dict(line) for line in merged]
     edited[1]["qty"] = 5
-    again, changes, problems = merge_lines(CONFIG, three, edited, {}, whole=True)
-    assert problems == [] and again == edited
+    again, changes, missing = merge_lines(CONFIG, three, edited, {}, whole=True)
+    assert missing == [] and again == edited
     assert [(c["lineNo"], c["change"], c.get("detailIndex")) for c in changes] == [
         (3, "update", 1),
         (4, "add", 2),

@@ -66,6 +66,7 @@ def test_labels_and_columns_both_work_and_a_proposal_stages_only_a_draft(server:
         for message in (
             f"把报价单{bill['sBillNo']}的交期(天)改成15",
             f"把报价单{bill['sBillNo']}的delivery_days改成15",
+            f"把报价单{bill['sBillNo']}的交期改成15",  # the label without its unit
         ):
             s, op_id = propose(server, c, message)
             diff = s["pendingInteraction"]["payload"]["diff"]
@@ -74,6 +75,10 @@ def test_labels_and_columns_both_work_and_a_proposal_stages_only_a_draft(server:
                 staged = erp.get(f"/ai/staging/{op_id}").json()
             assert staged["status"] == "draft" and staged["op"]["payload"] == {"delivery_days": 15}
             assert staged["op"]["base_version"] == record(server, token, "2001", bill["sId"])["master"]["version"]
+        s, _ = propose(server, c, f"把报价单{bill['sBillNo']}的税率改成9")  # 税率(%)
+        assert s["pendingInteraction"]["payload"]["diff"] == [
+            {"field": "tax_rate", "label": "税率(%)", "before": 13, "after": 9}
+        ]
         s, op_id = propose(server, c, f"审核报价单{bill['sBillNo']}")
         assert s["pendingInteraction"]["payload"]["diff"] == [
             {"field": "status", "label": "状态", "before": "draft", "after": "examined"}

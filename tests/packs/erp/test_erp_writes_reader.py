@@ -207,6 +207,18 @@ def test_a_bill_to_generate_named_by_a_word_of_several_forms_is_asked_then_taken
     assert isinstance(chosen, Proposal) and chosen.args["form_id"] == "2009"
 
 
+def test_a_field_named_without_its_unit_is_taken_and_one_of_several_is_asked_then_taken() -> None:
+    assert _args("把QT202612-0001的交期改成5")["payload"] == {"delivery_days": 5}  # 交期(天)
+    assert _args("QT202612-0001的税率改成9")["payload"] == {"tax_rate": 9}  # 税率(%)
+    quotations = next(f for f in CATALOG.forms if f.form_id == "2001")
+    weeks = replace(quotations.fields[0], column="delivery_weeks", label="交期（周）", type="integer", read_only=False)
+    catalog = Catalog([replace(quotations, fields=(*quotations.fields, weeks))], ROWS)  # 交期 now names two fields
+    ask = read_change("把QT202612-0001的交期改成5", catalog)
+    assert isinstance(ask, Ask) and sorted(ask.options) == ["交期(天)", "交期（周）"]
+    chosen = read_change("把QT202612-0001的交期改成5", catalog, prefer="交期（周）")
+    assert isinstance(chosen, Proposal) and chosen.args["payload"] == {"delivery_weeks": 5}
+
+
 def test_a_customer_named_by_a_word_of_several_is_asked_then_taken() -> None:
     outcome = read_change("给自动化做个报价，M0004两台", CATALOG)  # 恒达自动化 and 力诺自动化
     assert isinstance(outcome, Ask)

@@ -39,5 +39,10 @@ def granted_form(ctx: ToolContext, form_id: object) -> str:
 def record_id(value: object) -> str:
     text = str(value).strip()
     if not RECORD_ID.match(text):
-        raise ToolError("record_id must be the record's id (letters, digits, '-', '_', '.', ':'; at most 64)")
+        shown = text[:40] + ("…" if len(text) > 40 else "")
+        raise ToolError(
+            "record_id must be the record's id (letters, digits, '-', '_', '.', ':'; at most 64)",
+            code=messages.BAD_RECORD_ID,
+            params={"value": shown},
+        )
     return text

@@ -53,7 +53,9 @@ class ErpRefused(ToolError):
     """The ERP answered with an error status other than 401; ``status`` is that status."""
 
     def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"the ERP refused the request ({status}): {message}")
+        # the ERP's own words go to the English sentence only: they are the ERP's language, not the person's
+        params = {"status": status, "reason": message[:200]}
+        super().__init__(f"the ERP refused the request ({status}): {message}", code=messages.REFUSED, params=params)
         self.status = status
 
 

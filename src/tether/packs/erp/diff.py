@@ -88,12 +88,13 @@ def merge_lines(
     names: dict[str, str],
     *,
     whole: bool = False,
-) -> tuple[list[dict[str, Any]], list[Change], list[str]]:
-    """-> (every line after the change, the line changes, problems). ``wanted``: the lines a
-    proposal changes, adds or deletes (``_delete``); ``whole``: every line of the bill (an edit's
-    payload, which sends back what the first of these answers), so a line of the record it leaves
-    out is deleted. Each added or updated line's change says where the line is among the first
-    (``detailIndex``): the chat page's edit form edits the changed lines there."""
+) -> tuple[list[dict[str, Any]], list[Change], list[Any]]:
+    """-> (every line after the change, the line changes, the line numbers asked for that the
+    record does not have). ``wanted``: the lines a proposal changes, adds or deletes
+    (``_delete``); ``whole``: every line of the bill (an edit's payload, which sends back what the
+    first of these answers), so a line of the record it leaves out is deleted. Each added or
+    updated line's change says where the line is among the first (``detailIndex``): the chat
+    page's edit form edits the changed lines there."""
     labels = _labels(detail_fields(config))
     columns = _writable(config)
     result = [{c: line.get(c) for c in columns} for line in current]
@@ -101,13 +102,13 @@ def merge_lines(
     used: set[int] = set()
     changes: list[Change] = []
     placed: list[tuple[Change, int]] = []  # an added or updated line's change, its place in ``result``
-    problems: list[str] = []
+    missing: list[Any] = []
     for n, want in enumerate(wanted):
         i = _match(current, want, used)
         body = {k: v for k, v in want.items() if k in columns}
         if i is None:
             if want.get("line_no") is not None:
-                problems.append(f"details[{n}]: the record has no line {want['line_no']}")
+                missing.append(want["line_no"])
                 continue
             result.append({c: body.get(c) for c in columns})
             fields = [
@@ -156,7 +157,7 @@ def merge_lines(
     lines = [line for i, line in enumerate(result) if i not in deleted]
     for change, i in placed:
         change["detailIndex"] = i - sum(1 for d in deleted if d < i)
-    return [{k: v for k, v in line.items() if v is not None} for line in lines], changes, problems
+    return [{k: v for k, v in line.items() if v is not None} for line in lines], changes, missing
 
 
 def created_lines(config: dict[str, Any], lines: list[dict[str, Any]], names: dict[str, str]) -> list[Change]:

@@ -127,7 +127,11 @@ def build_collect_form(erp: Erp) -> Tool:
         back as this tool's result; then propose the write with them."""
         config = await erp.form_config(ctx, form_id)
         if not config.get("writable"):
-            raise ToolError(f"{config.get('name')} ({config['formId']}) is read-only")
+            raise ToolError(
+                f"{config.get('name')} ({config['formId']}) is read-only",
+                code=messages.READ_ONLY,
+                params={"form": config.get("name") or config["formId"]},
+            )
         known, problems = check_form_values(config, prefill or {}, creating=False)
         if problems:
             raise messages.invalid_values(config, problems, f"prefill does not fit the form: {describe(problems)}")

@@ -45,7 +45,7 @@ FORM_WORDS: dict[str, tuple[str, ...]] = {
 # endings a label drops when a clerk names it: 逾期天数 → 逾期, 客户名称 → 客户
 # nouns a label ends with that a clerk says alone: 未收余额 → 余额
 LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日")
-LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "(天)", "（天）")
+LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别")  # a bracketed unit goes first: schema.without_unit
 
 COUNT = re.compile(  # 哪几家 asks which, not how many
     r"总数|(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|number of|count",

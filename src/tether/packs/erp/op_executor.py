@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tether.pack import Identity, Op, OpExecutor, OpOutcome, ToolError
+from tether.packs.erp import messages
 from tether.packs.erp.client import ErpClient
 
 NAME = "erp"
@@ -43,7 +44,7 @@ class ErpOpExecutor(OpExecutor):
     ) -> tuple[dict[str, Any], dict[str, Any], str | None]:
         """Edit before approve: (payload, diff, base version) of ``op`` with ``payload``, staged in the ERP."""
         if self._revise is None:
-            raise ToolError("this ERP executor cannot edit a proposal")
+            raise ToolError("this ERP executor cannot edit a proposal", code=messages.CANNOT_EDIT)
         return await self._revise(op, payload, who)
 
     async def check_revision(self, op: Op, payload: dict[str, Any], who: Identity) -> None:
@@ -59,7 +60,7 @@ class ErpOpExecutor(OpExecutor):
     @staticmethod
     def _token(credential: str | None) -> str:
         if not credential:
-            raise ToolError("the ERP login is missing; log in again and retry")
+            raise ToolError("the ERP login is missing; log in again and retry", code=messages.LOGIN_MISSING)
         return credential
 
     async def execute(self, op: Op, credential: str | None) -> OpOutcome:

@@ -21,7 +21,7 @@ from tether.packs.erp.diff import created_lines, field_changes, merge_lines
 from tether.packs.erp.identity import brand_of
 from tether.packs.erp.op_executor import NAME as EXECUTOR
 from tether.packs.erp.schema import check_form_values, describe, detail_fields
-from tether.packs.erp.tools import BILL_NO, Erp, login_guard, no_bill, token
+from tether.packs.erp.tools import BILL_NO, Erp, login_guard, no_bill, record_of, token
 
 OPS = ("create", "update", "delete", "examine", "generate")
 AUTO_CREATE_FORMS = frozenset({"2001"})  # quotations: the ERP carries them out at once (seed §10)
@@ -37,7 +37,7 @@ def chosen(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     with it in place (``callAgain``), so a model — or the offline planner — proposes once more."""
     text = str(answer.get("answer") or "").strip().split(" ")[0]  # a chip's text starts with the code
     if not text:
-        raise InvalidInput("answer: choose one of the candidates", field="answer")
+        raise InvalidInput("answer: choose one of the candidates", field="answer", code=messages.CHOOSE_ONE)
     field_name = str(payload.get("field") or "")
     out: dict[str, Any] = {
         "answer": text,
@@ -81,7 +81,11 @@ def question(amb: refs.Ambiguous, again: dict[str, Any] | None = None) -> Intera
 
 async def _target(erp: Erp, ctx: ToolContext, config: dict[str, Any], record_id: str | None, op: str) -> dict[str, Any]:
     if not record_id:
-        raise ToolError(f"record_id (the record's id or bill number) is required to {op}")
+        raise ToolError(
+            f"record_id (the record's id or bill number) is required to {op}",
+            code=messages.NEEDS_RECORD,
+            params={"op": op},
+        )
     form = str(config["formId"])
     wanted = authz.record_id(record_id)
     if BILL_NO.match(wanted):
@@ -90,7 +94,7 @@ async def _target(erp: Erp, ctx: ToolContext, config: dict[str, Any], record_id:
         if not exact:
             raise no_bill(config, wanted)
         wanted = str(exact[0]["id"])
-    return await erp.client.record(token(ctx), form, wanted)
+    return await record_of(erp, ctx, config, wanted)
 
 
 @dataclass
@@ -114,9 +118,14 @@ def _plan_update(
     plan.fields = field_changes(config, master, values, names)
     plan.payload = {f["field"]: values[f["field"]] for f in plan.fields}
     if "details" in values:
-        merged, plan.lines, problems = merge_lines(config, current, values["details"], names, whole=whole)
-        if problems:
-            raise ToolError("; ".join(problems))
+        merged, plan.lines, missing = merge_lines(config, current, values["details"], names, whole=whole)
+        if missing:
+            lines = ", ".join(str(n) for n in missing)
+            raise ToolError(
+                f"{plan.label} has no line {lines}: name a line by its line_no or its material",
+                code=messages.NO_LINE,
+                params={"record": plan.label, "lines": lines},
+            )
         plan.payload["details"] = merged
     if not plan.fields and not plan.lines:
         raise ToolError(
@@ -152,7 +161,9 @@ async def _plan_generate(
     """generate: the upstream bill (its form gated like any other, a bill number resolved to its
     id) and the lines it brings; ``payload`` holds master values overriding the generated ones."""
     if not isinstance(source_ref, dict) or not source_ref.get("formId") or not source_ref.get("billId"):
-        raise ToolError("source_ref {formId, billId} (the upstream bill) is required to generate")
+        raise ToolError(
+            "source_ref {formId, billId} (the upstream bill) is required to generate", code=messages.NEEDS_SOURCE
+        )
     source_config = await erp.form_config(ctx, source_ref["formId"])
     source = await _target(erp, ctx, source_config, str(source_ref["billId"]), "generate from")
     master = source.get("master") or {}
@@ -255,7 +266,7 @@ async def list_prices_of_changed(
 
 def _check_op(config: dict[str, Any], op: str) -> None:
     if op not in OPS:
-        raise ToolError(f"op must be one of {', '.join(OPS)}")
+        raise ToolError(f"op must be one of {', '.join(OPS)}", code=messages.BAD_OP, params={"op": str(op)[:40]})
     if op in ("create", "update", "delete", "generate") and not config.get("writable"):
         raise ToolError(
             f"{config.get('name')} ({config['formId']}) is read-only",
@@ -302,7 +313,9 @@ def build_propose_write(erp: Erp) -> Tool:
         value, details?: [{line_no?, material_id?, qty?, unit_price?, _delete?}]}; record_id: the
         record's id or bill number (update / delete / examine); source_ref for generate: {formId, billId}."""
         if not ctx.session_id:
-            raise ToolError("a write can only be proposed inside a session, where a person confirms it")
+            raise ToolError(
+                "a write can only be proposed inside a session, where a person confirms it", code=messages.NEEDS_SESSION
+            )
         config = await erp.form_config(ctx, form_id)
         _check_op(config, op)
         form = str(config["formId"])

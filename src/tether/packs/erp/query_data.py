@@ -39,6 +39,7 @@ from tether.pack import (
     ToolContext,
     ToolError,
 )
+from tether.packs.erp import messages
 from tether.packs.erp.identity import brand_of, subsidiary_of
 from tether.packs.erp.state import QueryState, question_key
 
@@ -89,10 +90,12 @@ class QueryService:
     def _build_policy(self, ctx: ToolContext, own_rows: bool) -> Policy:
         brand, subsidiary = brand_of(ctx.owner.tenant), subsidiary_of(ctx.owner.tenant)
         if brand is None:
-            raise ToolError("query_data needs an ERP login (this identity has no ERP brand)")
+            raise ToolError(
+                "query_data needs an ERP login (this identity has no ERP brand)", code=messages.LOGIN_MISSING
+            )
         allowed = {v: TENANT_COLUMN for v, form in self.views().items() if form in ctx.grants}
         if not allowed:
-            raise ToolError("no query views are open to you: none of your forms has one")
+            raise ToolError("no query views are open to you: none of your forms has one", code=messages.NO_VIEWS)
         filters: dict[str, dict[str, str | int]] = {}
         for view in allowed:
             columns, scope = self.columns(view), dict[str, str | int]()
@@ -117,6 +120,7 @@ class QueryService:
                 "no validated SQL is cached for this question yet; write one SELECT over these views: "
                 + ", ".join(sorted(policy.tables)),
                 retryable=True,
+                code=messages.NO_SQL,
             )
         ctx.audit_notes.update({"question": question[:500], "cached": tried.cached})
         if tried.rejected is not None:
@@ -187,8 +191,9 @@ class QueryService:
         key = (ctx.session_id, question_key(question))
         self._failures[key] += 1
         if self._failures[key] > REPAIRS:
-            return ErrorResult(f"{message}. The query failed again; answer without it or ask the user.", False)
-        return ErrorResult(f"{message}. Fix the SQL and call query_data once more.", True)
+            message += ". The query failed again; answer without it or ask the user."
+            return ErrorResult(message, False, messages.QUERY_FAILED)
+        return ErrorResult(f"{message}. Fix the SQL and call query_data once more.", True, messages.QUERY_FAILED)
 
 
 @dataclass(slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.pack import Identity, Interaction, InvalidInput, Op, ToolContext
+from tether.packs.erp import messages
 from tether.packs.erp.diff import created_lines, field_changes
 from tether.packs.erp.proposals import (
     Plan,
@@ -43,7 +44,12 @@ async def check_revision(erp: Erp, op: Op, payload: dict[str, Any], who: Identit
 
 async def _plan(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> tuple[ToolContext, Plan, str | None]:
     if op.op_type not in ("create", "update"):
-        raise InvalidInput(f"a {op.op_type} has no values to edit", field="payload")
+        raise InvalidInput(
+            f"a {op.op_type} has no values to edit",
+            field="payload",
+            code=messages.NOTHING_TO_EDIT,
+            params={"op": op.op_type},
+        )
     ctx = ToolContext(who.owner, op.session_id or "", "", op.op_id, {}, who.grants, who.credential)
     config = await erp.form_config(ctx, op.form_id)
     _, problems = check_form_values(config, payload, creating=op.op_type == "create")
@@ -52,7 +58,11 @@ async def _plan(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> tup
         raise InvalidInput(f"{first['field']}: {first['message']}", field=first["field"], problems=problems)
     resolved = await _values(erp, ctx, config, op.op_type, payload, {})
     if isinstance(resolved, Interaction):
-        raise InvalidInput("a reference in the payload matches several records: name it by its code", field="payload")
+        raise InvalidInput(
+            "a reference in the payload matches several records: name it by its code",
+            field="payload",
+            code=messages.AMBIGUOUS_REF,
+        )
     if op.op_type == "update":
         record = await _target(erp, ctx, config, op.target_id, "update")
         plan = _plan_update(config, record, resolved.values, resolved.names, whole=True)  # the whole bill

@@ -1,7 +1,8 @@
 """Values checked against an ERP form's schema (``/forms/{id}/config``) on tether's side, before
-anything is staged: keys are column names or field labels; unknown and read-only columns, wrong
-types, unknown options, over-long text and (for a create) missing required fields are refused,
-one problem per field. The model's values are never trusted as they come (seed 003 §9).
+anything is staged: keys are column names or field labels (or a label without its bracketed unit,
+交期 for 交期(天), where that names one field); unknown and read-only columns, wrong types, unknown
+options, over-long text and (for a create) missing required fields are refused, one problem per
+field. The model's values are never trusted as they come (seed 003 §9).
 
 References (``ref`` fields) are only shaped here; ``refs.py`` resolves them through the ERP.
 """
@@ -10,13 +11,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 Problems = list[dict[str, str]]
 _TRUE = ("1", "true", "yes", "是", "y")
 _FALSE = ("0", "false", "no", "否", "n")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_UNIT = re.compile(r"\s*[（(][^（()）]{1,12}[)）]\s*$")  # 交期(天), 税率（%）: a unit the clerk leaves out
+T = TypeVar("T")
 
 
 class Bad(ValueError):
@@ -36,13 +40,32 @@ def detail_fields(config: dict[str, Any]) -> list[dict[str, Any]]:
     return list((config.get("detail") or {}).get("fields") or [])
 
 
-def _by_key(fields: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    keys: dict[str, dict[str, Any]] = {}
+def without_unit(label: str) -> str:
+    """A label as a clerk says it, without its bracketed unit: 交期(天) → 交期, 税率（%） → 税率."""
+    core = _UNIT.sub("", label).strip()
+    return core or label
+
+
+def named_by_label(word: str, items: Sequence[T], label: Callable[[T], str]) -> list[T]:
+    """The items ``word`` names: those whose label it is, else those whose label without its unit
+    it is. Several: the caller asks which (交期 for both 交期(天) and 交期(周) names neither)."""
+    exact = [i for i in items if label(i) == word]
+    return exact or [i for i in items if without_unit(label(i)) == word]
+
+
+def _by_key(fields: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+    """(key → field, key → the labels it could mean): a label, its unit-less form where that names
+    one field, a column (a column name wins over a label that happens to equal it)."""
+    by_core: dict[str, list[dict[str, Any]]] = {}
+    for f in fields:
+        by_core.setdefault(without_unit(str(f["label"])), []).append(f)
+    keys = {core: found[0] for core, found in by_core.items() if len(found) == 1}
+    ambiguous = {core: [str(f["label"]) for f in found] for core, found in by_core.items() if len(found) > 1}
     for f in fields:
         keys[str(f["label"])] = f
     for f in fields:
-        keys[str(f["column"])] = f  # a column name wins over a label that happens to equal it
-    return keys
+        keys[str(f["column"])] = f
+    return keys, {k: v for k, v in ambiguous.items() if k not in keys}
 
 
 def _option(field: dict[str, Any], value: Any) -> Any:
@@ -128,12 +151,17 @@ def check_values(
 ) -> tuple[dict[str, Any], Problems]:
     """-> (column → typed value, problems). ``creating``: required fields must be there (a field
     with a default may be left out)."""
-    keys = _by_key(fields)
+    keys, ambiguous = _by_key(fields)
     clean: dict[str, Any] = {}
     problems: Problems = []
     for key, raw in values.items():
         field = keys.get(str(key))
         name = f"{prefix}{key}"
+        if field is None and str(key) in ambiguous:
+            said = ", ".join(ambiguous[str(key)])
+            message = f"names several fields ({said}); use one's full label or its column"
+            problems.append({"field": name, "code": "ambiguous_field", "message": message})
+            continue
         if field is None:
             known = ", ".join(f"{f['column']} ({f['label']})" for f in fields if not f.get("readOnly"))
             problems.append(

@@ -19,7 +19,7 @@ from typing import Any
 from tether.pack import Interaction, Tool, ToolContext, ToolError, tool
 from tether.packs.erp import authz, messages
 from tether.packs.erp.catalog import FormEntry, search
-from tether.packs.erp.client import ErpClient, LoginExpired
+from tether.packs.erp.client import ErpClient, ErpRefused, LoginExpired
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.query_data import QueryService
@@ -77,21 +77,57 @@ def no_bill(config: dict[str, Any], bill_no: str) -> ToolError:
     )
 
 
+async def record_of(erp: Erp, ctx: ToolContext, config: dict[str, Any], record_id: str) -> dict[str, Any]:
+    """One record by its id, as the user sees it: an id the ERP does not know (or hides from them)
+    is refused as a bill number nobody can see is."""
+    form = str(config.get("formId"))
+    try:
+        return await erp.client.record(token(ctx), form, record_id)
+    except ErpRefused as exc:
+        if exc.status != 404:
+            raise
+        name = str(config.get("name") or form)
+        params = {"form": name, "record": record_id}
+        raise ToolError(
+            f"no {name} record {record_id} that you can see", code=messages.NO_RECORD, params=params
+        ) from None
+
+
+def bad_arguments(tool_name: str, message: str) -> ToolError:
+    """The model's own arguments refused (page bounds, an empty query): the person can only rephrase."""
+    return ToolError(message, code=messages.BAD_ARGUMENTS, params={"tool": tool_name})
+
+
 def whitelist(config: dict[str, Any], filters: dict[str, Any]) -> dict[str, Any]:
     """Only the form's declared filter parameters, with scalar values; anything else is refused."""
     allowed = {str(f["name"]): f for f in config.get("filters") or []}
     unknown = sorted(k for k in filters if k not in allowed)
+    form = str(config.get("name") or config.get("formId"))
     if unknown:
         names = ", ".join(sorted(allowed)) or "none"
-        raise ToolError(f"not a filter of form {config.get('formId')}: {', '.join(unknown)}; its filters are: {names}")
+        said = ", ".join(str(k)[:40] for k in unknown[:5])
+        raise ToolError(
+            f"not a filter of form {config.get('formId')}: {', '.join(unknown)}; its filters are: {names}",
+            code=messages.UNKNOWN_FILTER,
+            params={"form": form, "filters": said},
+        )
     clean: dict[str, Any] = {}
     for key, value in filters.items():
         if value is None or value == "":
             continue
+        label = str(allowed[key].get("label") or key)
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise ToolError(f"filter {key!r} must be a single text, number or date value")
+            raise ToolError(
+                f"filter {key!r} must be a single text, number or date value",
+                code=messages.BAD_FILTER,
+                params={"filter": label},
+            )
         if isinstance(value, str) and len(value) > MAX_TEXT:
-            raise ToolError(f"filter {key!r} is longer than {MAX_TEXT} characters")
+            raise ToolError(
+                f"filter {key!r} is longer than {MAX_TEXT} characters",
+                code=messages.FILTER_TOO_LONG,
+                params={"filter": label, "max": MAX_TEXT},
+            )
         clean[key] = value
     return clean
 
@@ -186,9 +222,9 @@ def build_tools(erp: Erp) -> list[Tool]:
         """Look up the ERP knowledge graph by a term: level L2 = a form's neighbours and document flow
         (报价单 → 销售订单 → 发货单 → 销售发票 → 收款单); L3 = field label → column → table. Truncated."""
         if level not in ("L2", "L3"):
-            raise ToolError("level must be 'L2' (forms and flow) or 'L3' (fields)")
+            raise bad_arguments("kg_search", "level must be 'L2' (forms and flow) or 'L3' (fields)")
         if not query.strip():
-            raise ToolError("query must name a form, a business term or a field label")
+            raise bad_arguments("kg_search", "query must name a form, a business term or a field label")
         return await erp.kg.search(ctx.grants, query.strip()[:100], level)
 
     @tool(read_only=True, audited=True)
@@ -205,7 +241,7 @@ def build_tools(erp: Erp) -> list[Tool]:
         config = await erp.form_config(ctx, form_id)
         params = whitelist(config, filters or {})
         if page < 1 or not 1 <= page_size <= MAX_PAGE_SIZE:
-            raise ToolError(f"page must be ≥ 1 and page_size between 1 and {MAX_PAGE_SIZE}")
+            raise bad_arguments("read_form_data", f"page must be ≥ 1 and page_size between 1 and {MAX_PAGE_SIZE}")
         answer = await erp.client.read(token(ctx), str(config.get("formId", form_id)), params, page, page_size)
         columns, rows, cut = fit_rows(answer["rows"], erp.settings.result_chars)
         total = answer["total"]
@@ -238,7 +274,7 @@ def build_tools(erp: Erp) -> list[Tool]:
             if not exact:
                 raise no_bill(config, wanted)
             wanted = str(exact[0]["id"])
-        answer = await erp.client.record(token(ctx), form, wanted)
+        answer = await record_of(erp, ctx, config, wanted)
         master = {k: _short(v) for k, v in (answer.get("master") or {}).items()}
         details = answer.get("details") or []
         columns, rows, cut = fit_rows(details, erp.settings.result_chars)
@@ -259,7 +295,7 @@ def build_tools(erp: Erp) -> list[Tool]:
         Leave sql empty to reuse this question's validated SQL."""
         who = await erp.identity.lookup(token(ctx))  # the same login as every other ERP tool
         if not question.strip():
-            raise ToolError("question must say what the query answers (it keys the SQL cache)")
+            raise bad_arguments("query_data", "question must say what the query answers (it keys the SQL cache)")
         own = who.profile.get("jurisdiction") == "own"  # a salesperson who sees only their customers
         result = await erp.query.run(ctx, question.strip()[:1000], sql, own_rows=own)
         if isinstance(result, dict):

@@ -16,7 +16,7 @@ from datetime import date
 from typing import Any
 
 from tether.pack import Policy, QueryFailed, SqlRejected, Tool, ToolContext, ToolError, guard, tool
-from tether.packs.erp import plans, reader, writes
+from tether.packs.erp import messages, plans, reader, writes
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
 from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.tools import Erp, login_guard, token
@@ -106,7 +106,7 @@ def build_read_question(erp: Erp) -> Tool:
         total, group-by, top-N). Returns the read steps that answer it and an answer template, or
         a question back, or what it did not understand. ``choice``: your answer to its question."""
         if not question.strip():
-            raise ToolError("question must not be empty")
+            raise ToolError("question must not be empty", code=messages.BAD_ARGUMENTS, params={"tool": "read_question"})
         catalog = await cache.catalog(ctx)
         prefer = choice.strip() or None
         outcome = writes.read_change(question[:500], catalog, prefer) or reader.read(

@@ -10,6 +10,7 @@ from typing import Any
 
 from tether.packs.erp import lexicon
 from tether.packs.erp.metadata import FormMeta
+from tether.packs.erp.schema import without_unit
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NAME, ALIAS, LABEL, GAPPED = 10.0, 8.0, 3.0, 5.0
@@ -27,11 +28,14 @@ class Term:
 
 
 def cores(label: str) -> list[str]:
-    out = [label]
+    """The ways a clerk says a label: itself, without its bracketed unit (交期(天) → 交期), without
+    an ending (逾期天数 → 逾期), or the noun it ends with (未收余额 → 余额)."""
+    bare = without_unit(label)
+    out = [label] if bare == label else [label, bare]
     for suffix in lexicon.LABEL_SUFFIXES:
-        if label.endswith(suffix) and len(label) - len(suffix) >= 2:
-            out.append(label[: -len(suffix)])
-    out += [tail for tail in lexicon.LABEL_TAILS if label.endswith(tail) and len(label) > len(tail)]
+        if bare.endswith(suffix) and len(bare) - len(suffix) >= 2:
+            out.append(bare[: -len(suffix)])
+    out += [tail for tail in lexicon.LABEL_TAILS if bare.endswith(tail) and len(bare) > len(tail)]
     return out
 
 
@@ -64,8 +68,13 @@ def _build_index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]
         rows.append((form.name, form.form_id, NAME, "name", None))
         rows += [(a, form.form_id, ALIAS, "alias", None) for a in aliases(form) if len(a) >= 2]
         labelled: list[Any] = [*form.fields, *form.filters]
+        bare: dict[str, set[str]] = {}
+        for item in labelled:
+            bare.setdefault(without_unit(item.label), set()).add(item.label)
         for item in labelled:
             for core in cores(item.label):
+                if core != item.label and len(bare.get(core, ())) > 1:
+                    continue  # 交期 for 交期(天) and 交期(周) names neither: the reader does not guess
                 rows.append((core, form.form_id, LABEL, "label", item))
                 rows += [(s, form.form_id, LABEL, "label", item) for s, t in lexicon.TERM_SYNONYMS.items() if t == core]
             for value, label in item.options:

@@ -17,6 +17,7 @@ from tether.pack import phrases
 from tether.packs.erp import lexicon
 from tether.packs.erp.metadata import Catalog, FieldMeta, FormMeta, Seen
 from tether.packs.erp.readings import Ask, Outcome, Proposal, Refusal
+from tether.packs.erp.schema import named_by_label
 from tether.packs.erp.wording import CJK
 
 BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
@@ -90,7 +91,7 @@ def _change_of_bill(
     if op[0] == "generate":
         return _generate(text, op[1], form, bill_no, catalog, english, prefer)
     if op[0] == "update":
-        return _update(text, op[1], form, bill, bill_no, english)
+        return _update(text, op[1], form, bill, bill_no, english, prefer)
     return None
 
 
@@ -167,14 +168,27 @@ def _said_field(text: str, verb: re.Match[str], bill: re.Match[str]) -> tuple[st
 
 
 def _update(
-    text: str, verb: re.Match[str], form: FormMeta, bill: re.Match[str], bill_no: str, english: bool
+    text: str,
+    verb: re.Match[str],
+    form: FormMeta,
+    bill: re.Match[str],
+    bill_no: str,
+    english: bool,
+    prefer: str | None = None,
 ) -> Outcome:
     said, line_no, material = _said_field(text, verb, bill)
     value_text = _value_after(text, verb, bill)
     on_line = line_no is not None or material is not None
     fields = form.details if on_line else form.fields
-    field = _field(said, fields)
-    if field is None and not on_line and _field(said, form.details) is not None:
+    named = _fields(said, fields)
+    if len(named) > 1:  # 交期 for 交期(天) and 交期(周): the person says which
+        options = [f.label for f in named]
+        if prefer not in options:
+            lead = f"Which field is “{said}”?" if english else f"“{said}”对应多个字段，您指的是哪一个？"
+            return Ask(lead + " " + " / ".join(options), options)
+        named = [f for f in named if f.label == prefer]
+    field = named[0] if named else None
+    if field is None and not on_line and _fields(said, form.details):
         if english:
             return Refusal(f"Which line's {said}? Say e.g. “line 1's {said}” or the material code.")
         return Refusal(f"要改哪一行的{said}？请说明行号（如“第1行的{said}”）或物料编码。")
@@ -210,15 +224,13 @@ def _value_after(text: str, verb: re.Match[str], bill: re.Match[str]) -> str:
     return rest.strip().strip(_QUOTES).strip()
 
 
-def _field(said: str, fields: tuple[FieldMeta, ...]) -> FieldMeta | None:
-    """The field a clerk names: its label, the label's core (交期(天) → 交期), a synonym, the column."""
+def _fields(said: str, fields: tuple[FieldMeta, ...]) -> list[FieldMeta]:
+    """The fields a clerk's words name: a label, a synonym, the column, the label without its unit
+    (交期 for 交期(天)). Several: neither is guessed, the reader asks."""
     word = lexicon.FIELD_SYNONYMS.get(said.lower(), said)
     key = word.lower().replace(" ", "_")
-    for f in fields:
-        core = re.sub(r"[（(].*?[)）]$", "", f.label)
-        if word in (f.label, core) or key == f.column.lower():
-            return f
-    return None
+    exact = [f for f in fields if f.label == word or key == f.column.lower()]
+    return exact or named_by_label(word, fields, lambda f: f.label)
 
 
 def _value(raw: str, field: FieldMeta) -> Any:
