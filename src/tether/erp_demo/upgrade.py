@@ -13,7 +13,7 @@ import logging
 import sqlalchemy as sa
 from sqlalchemy.schema import CreateColumn
 
-from tether.errors import ConfigError
+from tether.pack import ConfigError
 
 log = logging.getLogger("tether.erp_demo")
 
