@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -123,26 +124,33 @@ def test_fifty_guesses_at_once_get_no_more_than_the_limit_to_the_erp(guarded: Er
     guarded.assert_no_server_errors()
 
 
-def test_two_replicas_sharing_redis_share_the_count(tmp_path: Path) -> None:
-    shared = {**LIMITS, "TETHER_LOGIN_LOCKOUT_S": "30", "TETHER_REDIS_URL": REDIS_URL}
-    shared["TETHER_LIMITS_NAMESPACE"] = f"test-{uuid.uuid4().hex}"  # this test's own keys
+@contextmanager
+def two_replicas(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[ErpServer, ErpServer]]:
+    """Two ``tether serve`` processes with one configuration (a shared Redis or database)."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    a = ErpServer(tmp_path / "a", **shared).start(timeout=120)
+    a = ErpServer(tmp_path / "a", **env).start(timeout=120)
     try:
-        b = ErpServer(tmp_path / "b", **shared).start(timeout=120)
+        b = ErpServer(tmp_path / "b", **env).start(timeout=120)
         try:
-            for server in (a, b, a, b, a):  # five failures, spread over both replicas
-                assert login(server, "sales03", "wrong").status_code == 401
-            for server in (a, b):
-                r = login(server, "sales03", facts.PASSWORD)
-                assert r.status_code == 429, r.text
-                assert 1 <= int(r.headers["Retry-After"]) <= 30
-            assert erp_logins(a) + erp_logins(b) == 5
+            yield a, b
         finally:
             b.stop()
     finally:
         a.stop()
+
+
+def test_two_replicas_sharing_redis_share_the_count(tmp_path: Path) -> None:
+    shared = {**LIMITS, "TETHER_LOGIN_LOCKOUT_S": "30", "TETHER_REDIS_URL": REDIS_URL}
+    shared["TETHER_LIMITS_NAMESPACE"] = f"test-{uuid.uuid4().hex}"  # this test's own keys
+    with two_replicas(tmp_path, shared) as (a, b):
+        for server in (a, b, a, b, a):  # five failures, spread over both replicas
+            assert login(server, "sales03", "wrong").status_code == 401
+        for server in (a, b):
+            r = login(server, "sales03", facts.PASSWORD)
+            assert r.status_code == 429, r.text
+            assert 1 <= int(r.headers["Retry-After"]) <= 30
+        assert erp_logins(a) + erp_logins(b) == 5
 
 
 def burst(servers: list[ErpServer], user: str, address: str) -> list[int]:
@@ -159,33 +167,24 @@ def test_two_replicas_on_one_postgresql_database_without_redis_share_the_count(t
     one by one or fifty at once, reach the ERP no more often than the limit allows in total."""
     for url in fresh_database("postgres", tmp_path):
         shared = {**LIMITS, "TETHER_LOGIN_LOCKOUT_S": "30", "TETHER_DATABASE_URL": url}
-        (tmp_path / "a").mkdir()
-        (tmp_path / "b").mkdir()
-        a = ErpServer(tmp_path / "a", **shared).start(timeout=120)
-        try:
-            b = ErpServer(tmp_path / "b", **shared).start(timeout=120)
-            try:
-                for server in (a, b, a, b, a):  # five failures, spread over both replicas
-                    assert login(server, "sales03", "wrong").status_code == 401
-                for server in (a, b):  # locked out on both, even with the right password
-                    r = login(server, "sales03", facts.PASSWORD, address="127.0.0.8")
-                    assert r.status_code == 429, r.text
-                    assert 1 <= int(r.headers["Retry-After"]) <= 30
-                    assert "too many failed logins for this username" in r.json()["error"]
-                assert erp_logins(a) + erp_logins(b) == 5
+        with two_replicas(tmp_path, shared) as (a, b):
+            for server in (a, b, a, b, a):  # five failures, spread over both replicas
+                assert login(server, "sales03", "wrong").status_code == 401
+            for server in (a, b):  # locked out on both, even with the right password
+                r = login(server, "sales03", facts.PASSWORD, address="127.0.0.8")
+                assert r.status_code == 429, r.text
+                assert 1 <= int(r.headers["Retry-After"]) <= 30
+                assert "too many failed logins for this username" in r.json()["error"]
+            assert erp_logins(a) + erp_logins(b) == 5
 
-                codes = burst([a, b], "sales04", "127.0.0.9")  # fifty guesses at once, over both replicas
-                assert set(codes) <= {401, 429}, codes
-                assert 1 <= codes.count(401) <= 5, codes
-                assert erp_logins(a) + erp_logins(b) == 5 + codes.count(401)
-                ok = login(b, "fin01", facts.PASSWORD, address="127.0.0.10")  # another user gets in
-                assert ok.status_code == 200, ok.text
-                a.assert_no_server_errors()
-                b.assert_no_server_errors()
-            finally:
-                b.stop()
-        finally:
-            a.stop()
+            codes = burst([a, b], "sales04", "127.0.0.9")  # fifty guesses at once, over both replicas
+            assert set(codes) <= {401, 429}, codes
+            assert 1 <= codes.count(401) <= 5, codes
+            assert erp_logins(a) + erp_logins(b) == 5 + codes.count(401)
+            ok = login(b, "fin01", facts.PASSWORD, address="127.0.0.10")  # another user gets in
+            assert ok.status_code == 200, ok.text
+            a.assert_no_server_errors()
+            b.assert_no_server_errors()
 
 
 def test_an_unreachable_erp_locks_no_one_out(tmp_path: Path) -> None:
