@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.core.harness import ALICE, BOB, TEST_SKILL, Counters, assert_valid_transcript, harness, make_tools
+from tests.core.harness import ALICE, BOB, TEST_SKILL, Counters, Harness, assert_valid_transcript, harness, make_tools
 from tether.core.session import Status
 from tether.core.skills import Skill
 from tether.core.tools import Tool, ToolContext, tool
@@ -103,6 +103,14 @@ def test_cancel_stops_the_tool_in_flight_and_the_session_goes_on_after(db_url: s
     asyncio.run(main())
 
 
+async def _running_session(h: Harness) -> str:
+    while True:
+        listed = await h.store.list_sessions(ALICE, 1, 0)
+        if listed and listed[0].status is Status.RUNNING:
+            return str(listed[0].session_id)
+        await asyncio.sleep(0.01)
+
+
 def test_cancel_stops_the_model_call_and_a_waiting_caller_gets_the_cancelled_session(db_url: str) -> None:
     async def main() -> None:
         gate = Gate()
@@ -111,7 +119,7 @@ def test_cancel_stops_the_model_call_and_a_waiting_caller_gets_the_cancelled_ses
         async with harness(db_url, [slow_model]) as h:
             waiting = asyncio.create_task(h.runtime.start_session(ALICE, "run the test", {}))
             await asyncio.wait_for(gate.started.wait(), 5)
-            sid = (await h.store.list_sessions(ALICE, 1, 0))[0].session_id
+            sid = await asyncio.wait_for(_running_session(h), 5)  # stored while the model answers (loop.py)
             await h.runtime.cancel(sid, ALICE)
             result = await asyncio.wait_for(waiting, 5)  # the caller that waited for the turn
             assert result.status is Status.CANCELLED and gate.cancelled == 1

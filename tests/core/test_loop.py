@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.core.harness import ALICE, assert_valid_transcript, harness, tool_messages
+from tests.core.harness import ALICE, Harness, assert_valid_transcript, harness, tool_messages
+from tether.core.loop import STORE_AFTER_S
 from tether.core.session import Status
 from tether.core.skills import Skill
 from tether.core.tools import ToolContext, tool
@@ -333,26 +334,51 @@ def test_a_turn_longer_than_its_lease_keeps_it_renewed(db_url: str) -> None:
     asyncio.run(main())
 
 
-def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None:
-    """State is persisted before the next external call. Read back from the store at
-    the moment the model is called: at the first call the new session and its TURN_STARTED are
-    stored; after an answer, the answered tool message and the resumed turn's start are."""
-    found: list[tuple[str, list[str], list[str]]] = []
-    rig: dict[str, Any] = {}
+async def _stored_now(h: Harness) -> tuple[str, list[str], list[str]]:
+    """The newest session as the store holds it: its query, event types and tool messages."""
+    listed = await h.store.list_sessions(ALICE, 1, 0)
+    if not listed:
+        return "", [], []
+    s = await h.store.load(listed[0].session_id)
+    types = [e.type for e in await h.store.events_after(s.session_id, 0, 1000)]
+    return s.query, types, [str(m.get("content")) for m in s.transcript if m["role"] == "tool"]
 
-    async def stored_now(request: Any) -> None:
-        store = rig["h"].store
-        [latest] = await store.list_sessions(ALICE, 1, 0)
-        s = await store.load(latest.session_id)
-        types = [e.type for e in await store.events_after(latest.session_id, 0, 1000)]
-        found.append((s.query, types, [str(m.get("content")) for m in s.transcript if m["role"] == "tool"]))
+
+def _count_commits(h: Harness) -> list[str]:
+    """Every durable commit of a session the runtime makes from now on, by kind."""
+    made: list[str] = []
+    create, commit = h.store.create, h.store.commit
+
+    async def counted_create(c: Any) -> None:
+        made.append("create")
+        await create(c)
+
+    async def counted_commit(c: Any) -> None:
+        made.append("commit")
+        await commit(c)
+
+    h.store.create, h.store.commit = counted_create, counted_commit  # type: ignore[method-assign]
+    return made
+
+
+def test_a_slow_model_call_finds_the_turns_start_stored_while_it_answers(db_url: str) -> None:
+    """A model call has no side effects, so what a turn starts with rides its first round's commit
+    — unless the model takes longer than STORE_AFTER_S: then it is stored while the model answers
+    (listed, stoppable, shown). Read back from the store late in each slow call: the new session and
+    its TURN_STARTED; after an answer, the answered tool message and the resumed turn's start."""
+    found: list[tuple[str, list[str], list[str]]] = []
+    rig: dict[str, Harness] = {}
+
+    async def slow_then_read() -> None:
+        await asyncio.sleep(STORE_AFTER_S * 4)
+        found.append(await _stored_now(rig["h"]))
 
     async def first(request: Any) -> Any:
-        await stored_now(request)
+        await slow_then_read()
         return calls(("ask", {"question": "which colour?"}, "q1"))
 
     async def second(request: Any) -> Any:
-        await stored_now(request)
+        await slow_then_read()
         return text("blue it is")
 
     async def main() -> None:
@@ -365,9 +391,62 @@ def test_every_model_call_sees_only_what_is_already_durable(db_url: str) -> None
             s = await h.runtime.complete_interaction(s.session_id, ALICE, iid, {"answer": "blue"})
             assert s.status is Status.SUCCEEDED, s.last_error
             (query, types, _), (_, later, tools) = found
-            assert query == message and types[-1] == "TURN_STARTED"
+            assert query == message and types == ["SESSION_STARTED", "SKILLS_SELECTED", "TURN_STARTED"]
             assert later[-2:] == ["INTERACTION_ANSWERED", "TURN_STARTED"]
             assert "blue" in tools[0]
+
+    asyncio.run(main())
+
+
+def test_a_quick_round_stores_the_turns_start_with_its_result_in_one_commit(db_url: str) -> None:
+    """A new session answered in one quick round is one durable commit (its creation, with the
+    answer), and so is a follow-up message; the stored events are complete and in order."""
+
+    async def main() -> None:
+        async with harness(db_url, [text("first answer"), text("second answer")]) as h:
+            made = _count_commits(h)
+            s = await h.start()
+            assert s.status is Status.SUCCEEDED and made == ["create"]
+            started = [t for t in await h.types(s.session_id) if t != "TOKEN"]
+            assert started[:3] == ["SESSION_STARTED", "SKILLS_SELECTED", "TURN_STARTED"]
+            assert started[3:5] == ["MODEL_DECISION", "ASSISTANT_MESSAGE"] and started[-1] == "TURN_FINISHED"
+            s = await h.runtime.post_message(s.session_id, ALICE, "and again")
+            assert s.status is Status.SUCCEEDED and made == ["create", "commit"]
+            events = await h.events(s.session_id)
+            assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            types = [e.type for e in events if e.type != "TOKEN"][len(started) :]
+            assert types[:4] == ["USER_MESSAGE", "SKILLS_SELECTED", "TURN_STARTED", "MODEL_DECISION"]
+            assert types[-1] == "TURN_FINISHED"
+            assert (await h.load(s.session_id)).transcript[-1]["content"] == "second answer"
+
+    asyncio.run(main())
+
+
+def test_a_tool_with_side_effects_in_the_first_round_runs_only_once_its_session_is_stored(db_url: str) -> None:
+    """Deferring the first commit never lets a tool that writes run ahead of it: the pipeline
+    commits before any tool that is neither read-only nor a proposal."""
+    seen: list[tuple[str, list[str], list[str]]] = []
+    rig: dict[str, Harness] = {}
+
+    @tool()
+    async def write_it(ctx: ToolContext) -> Any:
+        """Writes something outside."""
+        seen.append(await _stored_now(rig["h"]))
+        return {"written": True}
+
+    skill = Skill("writer", "Writes.", ("write_it",), "Write it.", ("test",))
+
+    async def main() -> None:
+        replies = [calls(("write_it", {}, "w1")), text("written")]
+        async with harness(db_url, replies, tools=[write_it], skills=[skill]) as h:
+            rig["h"] = h
+            made = _count_commits(h)
+            s = await h.start("test writing")
+            assert s.status is Status.SUCCEEDED, s.last_error
+            [(query, types, tools)] = seen
+            assert query == "test writing" and tools == []
+            assert types[2:] == ["TURN_STARTED", "MODEL_DECISION", "TOOL_CALL_REQUESTED", "TOOL_EXECUTION_STARTED"]
+            assert made[0] == "create" and len(made) == 3  # before the tool, after its round, the end
 
     asyncio.run(main())
 

@@ -104,7 +104,7 @@ def test_a_proposal_rides_its_step_and_fifty_confirms_execute_once(db_url: str) 
             before = store.writer_stats.batches
             s = await runtime.start_session(ALICE, "raise the price of item 7", {})
             assert s.status is Status.WAITING_CONFIRMATION
-            assert store.writer_stats.batches - before == 2  # the creation, then the proposal's step
+            assert store.writer_stats.batches - before == 1  # the creation with the proposal's step
             assert seen_during_tool == [False]  # the op row waited for the step's commit
             op_id = str(s.pending_interaction["payload"]["opId"]) if s.pending_interaction else ""
             stored = await ops.store.get(op_id, ALICE.owner)
@@ -184,8 +184,8 @@ class _Rig:
 
 
 def test_an_auto_ops_outcome_lands_in_the_commit_that_announces_it(db_url: str) -> None:
-    """Approve costs three commits — the gate, the outcome with OP_RESULT and the resumed turn's
-    start, the answer — and no commit shows OP_RESULT without the executed op row."""
+    """Approve costs two commits — the gate, then the outcome with OP_RESULT, the resumed turn's
+    start and its quick answer (loop.py) — and no commit shows OP_RESULT without the executed op row."""
 
     async def main() -> None:
         async with _Rig(db_url) as rig:
@@ -206,7 +206,7 @@ def test_an_auto_ops_outcome_lands_in_the_commit_that_announces_it(db_url: str) 
             await rig.ops.confirm(op_id, ALICE)
             await rig.runtime.drain()
             await asyncio.wait_for(watcher, 5)
-            assert rig.store.writer_stats.batches - before == 3
+            assert rig.store.writer_stats.batches - before == 2
             assert seen == ["executed"]
             final = await rig.store.load(session_id)
             assert final.status is Status.SUCCEEDED and final.transcript[-1]["content"] == "Done."

@@ -76,7 +76,7 @@ async def answer(
     settle_call(s, call_id, tool_id, ANSWER_KINDS.get(entry["kind"], "value"), result, turn.now())
     _note_answer(turn, answered, message, leading)
     if s.status is Status.RUNNING:
-        return await runner.drive(turn)  # committed with the resumed turn's start
+        return await runner.drive(turn)  # stored with the resumed turn's first round (loop.py)
     await turn.commit()
     return s
 

@@ -44,7 +44,7 @@ class Replayer:
         )
         turn = self.turns.turn(s, resumed=False, identity=identity)
         turn.emit(EventType.SESSION_STARTED, {"replayOf": dsl_id, "params": params})
-        await turn.commit(create=True)
+        await turn.commit()
         allowed = frozenset(step.tool_id for step in dsl.steps)
         outputs: dict[str, Any] = {}
         results: list[dict[str, Any]] = []

@@ -107,7 +107,7 @@ class TurnRunner:
 
         def beat() -> None:
             nonlocal renewal, timer
-            if renewal is None or renewal.done():
+            if s.version and (renewal is None or renewal.done()):  # version 0: not stored yet
                 renewal = loop.create_task(self.store.renew_lease(s.session_id, s.version))
                 renewal.add_done_callback(renewed)
             timer = loop.call_later(interval, beat)

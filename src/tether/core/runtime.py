@@ -108,8 +108,9 @@ class Runtime:
         turn = self.turns.turn(s, resumed=False, identity=identity)
         turn.emit(EventType.SESSION_STARTED, {"query": message, "title": s.title})
         turn.emit(EventType.SKILLS_SELECTED, selection.to_event())
-        turn.open()  # TURN_STARTED lands with the session's creation: one commit fewer
-        await turn.commit(create=True)
+        turn.open()
+        if not wait or session_id is not None:  # else the turn's first commit stores it (loop.py)
+            await turn.commit()  # a caller told the id at once, or one it chose that may be taken
         lock = await self.drivers.claim(s.session_id)  # a new id: never contended
         return await self.drivers.launch(s.session_id, lock, self.turns.drive(turn), wait, at_once=s)
 
@@ -130,7 +131,7 @@ class Runtime:
         turn.open()
         turn.allowed = frozenset({tool_name})
         async with self.drivers.lock(s.session_id):
-            await turn.commit(create=True)
+            await turn.commit()
             call = ToolCall(new_id("call"), tool_name, json.dumps(arguments, ensure_ascii=False))
             done = await turn.act(ModelReply(tool_calls=[call], meta={"via": via}))
             step = s.step(call.id)
@@ -157,7 +158,7 @@ class Runtime:
             if s.status not in (*FINISHED, Status.WAITING_USER_INPUT) or (
                 s.status is Status.WAITING_USER_INPUT and not s.pending_interaction
             ):
-                raise Conflict(_busy(s))
+                raise Conflict(s.busy_reason())
         except BaseException:
             lock.release()
             raise
@@ -181,8 +182,8 @@ class Runtime:
             EventType.SKILLS_SELECTED,
             {**selection.to_event(), "selectedSkillIds": s.selected_skill_ids, "added": added},
         )
-        await turn.commit()
-        return await self.turns.drive(turn)
+        turn.open()
+        return await self.turns.drive(turn)  # stored with the turn's first round (loop.py)
 
     async def resume(self, session_id: str, who: Owner | Identity) -> AgentSession:
         owner, identity = split_caller(who)
@@ -195,7 +196,7 @@ class Runtime:
         if s.status is Status.RUNNING and s.session_id in await self.store.expired_running():
             return await self.turns.recover(s, identity)
         if s.status is not Status.WAITING_ASYNC_CALLBACK or s.waiting_job_ids:
-            raise Conflict(_busy(s))
+            raise Conflict(s.busy_reason())
         return await self.turns.proceed(s, identity)  # every job is in: continue the turn
 
     async def complete_interaction(
@@ -387,13 +388,3 @@ class Runtime:
         if left or handed:
             log.warning("shutdown: %d turn(s) stopped, %d lease(s) handed back", left, handed)
         return left
-
-
-def _busy(s: AgentSession) -> str:
-    if s.status is Status.RUNNING:
-        return "the session is running a turn; wait for it to finish"
-    if s.status is Status.WAITING_ASYNC_CALLBACK:
-        return "the session is waiting for an async job's callback"
-    if s.status is Status.WAITING_CONFIRMATION:
-        return "the session is waiting for a write proposal to be confirmed or cancelled"
-    return f"the session is {s.status.value}"

@@ -164,6 +164,16 @@ class AgentSession:
     def waiting_external_job_id(self) -> str | None:
         return self.waiting_job_ids[0] if self.waiting_job_ids else None
 
+    def busy_reason(self) -> str:
+        """Why the session cannot take a new message or resume now (a ``Conflict``'s message)."""
+        if self.status is Status.RUNNING:
+            return "the session is running a turn; wait for it to finish"
+        if self.status is Status.WAITING_ASYNC_CALLBACK:
+            return "the session is waiting for an async job's callback"
+        if self.status is Status.WAITING_CONFIRMATION:
+            return "the session is waiting for a write proposal to be confirmed or cancelled"
+        return f"the session is {self.status.value}"
+
     def transition(self, target: Status) -> None:
         if not can_transition(self.status, target):
             raise IllegalTransition(f"session {self.session_id}: {self.status} -> {target} is not allowed")

@@ -121,6 +121,7 @@ class Turn:
         self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
         self.allowed = frozenset[str]()
         self.opened = False
+        self.committing = asyncio.Lock()
 
     # ---- events and commits ------------------------------------------------------------------
 
@@ -133,37 +134,31 @@ class Turn:
         s.last_seq += 1
         self.pending.append(RuntimeEvent(s.last_seq, s.session_id, self.turn_id, type_, self.now(), data))
 
-    async def commit(self, *, create: bool = False, applied_job_ids: list[str] | None = None) -> None:
-        """Write the session and the queued events in one commit (``create``: the session's first),
-        then publish the events: the one place a session's state is committed."""
-        s = self.session
-        s.updated_at = self.now()
-        events, self.pending = self.pending, []
-        jobs, self.new_jobs = self.new_jobs, []
-        commit = Commit(s, events, jobs, applied_job_ids=applied_job_ids or [], guard=self.guard)
-        if create:
-            await self.deps.store.create(commit)
-        else:
-            await self.deps.store.commit(commit)
-        self.guard = None
+    async def commit(self, *, applied_job_ids: list[str] | None = None) -> None:
+        """Write the session and the queued events in one commit (a session never stored is
+        created by it), then publish the events: the one place a session's state is committed.
+        One commit at a time: the loop may store a round's start while the model answers."""
+        async with self.committing:
+            s = self.session
+            s.updated_at = self.now()
+            events, self.pending = self.pending, []
+            jobs, self.new_jobs = self.new_jobs, []
+            commit = Commit(s, events, jobs, applied_job_ids=applied_job_ids or [], guard=self.guard)
+            await (self.deps.store.create(commit) if s.version == 0 else self.deps.store.commit(commit))
+            self.guard = None
         for e in events:
             self.deps.bus.publish(e)
 
     # ---- the loop's helpers --------------------------------------------------------------------
 
     def open(self) -> None:
-        """Start the turn in memory; ``begin`` (or the session's creation) commits it."""
+        """Start the turn in memory; the next commit stores it (loop.py: with the first round)."""
         if self.opened:
             return
         self.opened = True
         self.session.current_turn_id = self.turn_id
         self.emit(EventType.TURN_STARTED, {"resumed": self.resumed})
         self._refresh_tools()
-
-    async def begin(self) -> None:
-        if not self.opened:
-            self.open()
-            await self.commit()
 
     def _refresh_tools(self) -> None:
         skills = self.deps.skills
