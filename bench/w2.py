@@ -11,8 +11,8 @@ ERP records it in the same transaction as the UPDATE (table ``applied``), as the
 execStaging does. The tool body is otherwise W2's. The transcript counted excludes tether's system
 prompt at index 0 (user, tool call, tool result, answer = 4).
 
-    .venv/bin/python bench/w2.py                 # timing run (200 sessions, tether and the peers) + the probes
-    .venv/bin/python bench/w2.py --repeat 3 --no-probes   # medians of 3 alternated runs
+    .venv/bin/python bench/w2.py                 # 3 alternated timing runs (medians: the verdict) + the probes
+    .venv/bin/python bench/w2.py --repeat 1 --no-probes   # one timing run (a quick look; noisier)
     .venv/bin/python bench/w2.py --json          # the rows as a JSON list
     .venv/bin/python bench/w2.py --sessions 50 --probe-sessions 10 --no-peers
     .venv/bin/python bench/w2.py --sessions 10 --no-peers --no-probes   # a quick look, approval row included
@@ -630,7 +630,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--probe-sessions", type=int, default=50)
-    parser.add_argument("--repeat", type=int, default=1, help="timing runs per framework, alternated; medians")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timing runs per framework, alternated; the medians are the verdict"
+    )
     parser.add_argument("--no-probes", action="store_true")
     parser.add_argument("--no-peers", action="store_true", help="tether only (the peers need uv sync --group bench)")
     parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")

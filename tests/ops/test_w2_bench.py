@@ -15,7 +15,18 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "w2.py"
 
 
 def test_w2_writes_every_item_once_in_every_probe_and_prints_its_rows() -> None:
-    cmd = [sys.executable, str(BENCH), "--sessions", "6", "--probe-sessions", "3", "--no-peers", "--json"]
+    cmd = [
+        sys.executable,
+        str(BENCH),
+        "--sessions",
+        "6",
+        "--repeat",
+        "1",
+        "--probe-sessions",
+        "3",
+        "--no-peers",
+        "--json",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(done.stdout)
