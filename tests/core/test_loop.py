@@ -357,7 +357,7 @@ def _count_commits(h: Harness) -> list[str]:
         made.append("commit")
         await commit(c)
 
-    h.store.create, h.store.commit = counted_create, counted_commit  # type: ignore[method-assign]
+    h.store.create, h.store.commit = counted_create, counted_commit  # type: ignore[method-assign, assignment]
     return made
 
 
