@@ -34,6 +34,7 @@ RAISED_WITH = {
     said.JOB_FAILED: {"tool": "x", "reason": "503"},
     said.TURN_TIMEOUT: {"seconds": "0.3"},  # core/loop.py
     said.TURN_ROUNDS: {"rounds": 3},
+    said.TURN_TOOL_CALLS: {"calls": 40},
     said.MODEL_FAILED: {},
     # the abuse limits' 429 bodies (abuse/refusal.py): resetAt in UTC, shown by the page as local time
     said.DAILY_TOKENS: {"limit": 1000, "resetAt": "2026-12-06T00:00:00Z", "seconds": 60},

@@ -182,6 +182,8 @@ def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:
         async with harness(db_url, many, limits=Limits(max_tool_calls=3)) as h:
             s = await h.start()
             assert s.status is Status.FAILED and "3 tool calls" in (s.last_error or "")
+            (done,) = [e.data for e in await h.events(s.session_id) if e.type == "TURN_FINISHED"]
+            assert (done["code"], done["params"]) == ("turn.max_tool_calls", {"calls": 3}), done
             assert h.counters.runs["add"] == 3
             assert len(tool_messages(s)) == 5  # refused calls are still answered
             assert_valid_transcript(s)

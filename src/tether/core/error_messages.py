@@ -30,6 +30,7 @@ EMPTY_QUESTION = "ask_user.empty"
 UNKNOWN_SKILL = "skill.unknown"
 TURN_TIMEOUT = "turn.timeout"  # {seconds}: the turn's time limit (TETHER_TURN_TIMEOUT_S)
 TURN_ROUNDS = "turn.max_rounds"  # {rounds}: no final answer within TETHER_MAX_ROUNDS
+TURN_TOOL_CALLS = "turn.max_tool_calls"  # {calls}: the turn's tool calls (TETHER_MAX_TOOL_CALLS) are spent
 MODEL_FAILED = "model.failed"  # the model endpoint failed (its reason stays in the English sentence)
 JOB_FAILED = "job.failed"  # an async tool's job ended FAILED (its own English reason stays the model's)
 # the abuse limits' 429s (``tether.abuse``): ``resetAt`` is UTC in ISO 8601 (the page shows it as local time)
@@ -92,6 +93,11 @@ MESSAGES: Table = {
     TURN_ROUNDS: {
         "zh": "助手调用了 {rounds} 轮仍没有给出答复，已停止，请换个说法再试。",
         "en": "The assistant did not reach an answer within {rounds} rounds and was stopped; try rephrasing.",
+    },
+    TURN_TOOL_CALLS: {
+        "zh": "助手在这一轮已用满 {calls} 次工具调用仍没有完成，已停止，请把问题拆小一些再试。",
+        "en": "The assistant used its {calls} tool calls for this turn without finishing and was stopped; "
+        "try a smaller question.",
     },
     MODEL_FAILED: {
         "zh": "模型服务出错了，请稍后再试。",

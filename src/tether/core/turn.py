@@ -287,7 +287,8 @@ class Turn:
             if job_id is not None:
                 jobs.append(job_id)
         # the results are committed by the loop (run again) or by ``finish`` with the new status
-        return Round(refused=refused, interaction=s.pending_interaction, job_ids=tuple(jobs))
+        limit = self.limits.max_tool_calls if refused else 0
+        return Round(refused=refused, refused_limit=limit, interaction=s.pending_interaction, job_ids=tuple(jobs))
 
     def _refuse(self, call: ToolCall, reason: str) -> None:
         self.session.append(tool_message(call.id, frame(call.name, "error", {"error": reason, "retryable": False})))

@@ -53,6 +53,7 @@ const STRINGS = {
     "err_job.failed": "{tool} 的后台任务没有完成，请稍后再试。",
     "err_turn.timeout": "这一轮超过了 {seconds} 秒的时间上限，已停止，请稍后再试或把问题拆小一些。",
     "err_turn.max_rounds": "助手调用了 {rounds} 轮仍没有给出答复，已停止，请换个说法再试。",
+    "err_turn.max_tool_calls": "助手在这一轮已用满 {calls} 次工具调用仍没有完成，已停止，请把问题拆小一些再试。",
     "err_model.failed": "模型服务出错了，请稍后再试。",
     // the abuse limits' 429 answers ({error, code, params}; resetAt shown as local time)
     "err_limit.daily_tokens": "您今天的模型用量额度（{limit} 个 token）已用完，将于 {resetAt} 恢复。",
@@ -183,6 +184,7 @@ const STRINGS = {
     "err_job.failed": "The background job of {tool} did not finish ({reason}); try again later.",
     "err_turn.timeout": "The turn took longer than its {seconds} s limit and was stopped; try again or ask a smaller question.",
     "err_turn.max_rounds": "The assistant did not reach an answer within {rounds} rounds and was stopped; try rephrasing.",
+    "err_turn.max_tool_calls": "The assistant used its {calls} tool calls for this turn without finishing and was stopped; try a smaller question.",
     "err_model.failed": "The model service failed; try again later.",
     "err_limit.daily_tokens": "Your daily budget of {limit} model tokens is spent; it resets at {resetAt}.",
     "err_limit.daily_model_calls": "Your daily budget of {limit} model calls is spent; it resets at {resetAt}.",
