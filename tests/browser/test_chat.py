@@ -271,6 +271,12 @@ def test_the_stream_resumes_with_last_event_id_after_the_connection_drops(chat: 
 # ---- a failed turn ---------------------------------------------------------------------------------
 
 
+def _without_events(route: Any) -> None:
+    """The session's runtime snapshot with its events left out, as if none were kept."""
+    snapshot = route.fetch().json()
+    route.fulfill(json={**snapshot, "events": []})
+
+
 def test_a_failed_turn_shows_failed_with_the_sessions_last_error(chat: Any, tmp_path: Any) -> None:
     server = start_server(tmp_path, str(SLOWPACK), TETHER_TURN_TIMEOUT_S="2")
     try:
@@ -297,6 +303,16 @@ def test_a_failed_turn_shows_failed_with_the_sessions_last_error(chat: Any, tmp_
             last_error = get_session(alice, s.session_id())["lastError"]
         assert "2s limit" in last_error  # the API keeps the English sentence; the page says the code's
         assert said in page.inner_text("#chat-error")
+        # opened when the events no longer say why (only the session's lastErrorCode does): still Chinese
+        page.route("**/runtime", _without_events)
+        page.route("**/events", lambda route: route.fulfill(status=200, content_type="text/event-stream", body=""))
+        page.reload()
+        s.wait_status("FAILED")
+        page.wait_for_selector("#chat-error:not([hidden])")
+        assert said in page.inner_text("#chat-error")
+        page.unroute("**/runtime")
+        page.unroute("**/events")
+        page.reload()
         s.ask("slowly label=after")  # the next turn clears it
         s.wait_status("SUCCEEDED")
         assert page.locator("#chat-error").is_hidden()

@@ -178,6 +178,8 @@ def test_guardrails_end_the_turn_with_a_reason(db_url: str) -> None:
             assert s.status is Status.FAILED and "3 model rounds" in (s.last_error or "")
             (done,) = [e.data for e in await h.events(s.session_id) if e.type == "TURN_FINISHED"]
             assert (done["code"], done["params"]) == ("turn.max_rounds", {"rounds": 3}), done
+            stored = await h.load(s.session_id)  # kept with the session: a page opened later says it too
+            assert stored.last_error_code == {"code": "turn.max_rounds", "params": {"rounds": 3}}
         many = [calls(*[("add", {"a": i, "b": 0}) for i in range(5)])]
         async with harness(db_url, many, limits=Limits(max_tool_calls=3)) as h:
             s = await h.start()

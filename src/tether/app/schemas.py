@@ -127,6 +127,7 @@ def session_view(s: AgentSession, meta: SessionSummary | None = None) -> dict[st
         "waitingExternalJobId": s.waiting_external_job_id,
         "waitingExternalJobIds": list(s.waiting_job_ids),
         "lastError": s.last_error,
+        "lastErrorCode": s.last_error_code,  # {code, params} when the failure has a code (core/error_messages.py)
         "lastDslId": s.last_dsl_id,
         "replayOf": s.global_context.get("_replayOf"),
         "version": s.version,

@@ -36,7 +36,7 @@ async def close_cancelled(turn: Turn) -> AgentSession:
             close_call(turn, job.tool_call_id, job.tool_id, CANCELLED_WAITING, mark=cancelled)
     s.waiting_job_ids = []
     s.transition(Status.CANCELLED)
-    s.last_error = None
+    s.last_error = s.last_error_code = None
     turn.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": CANCELLED_REASON})
     await turn.commit(applied_job_ids=jobs)
     return s

@@ -90,7 +90,7 @@ class Replayer:
             outputs[step.step_id] = data
         status = "FAILED" if error else "PROPOSED" if results and results[-1]["status"] == "PROPOSED" else "SUCCEEDED"
         s.transition(Status.FAILED if error else Status.SUCCEEDED)
-        s.last_error = error
+        s.last_error, s.last_error_code = error, None
         turn.emit(EventType.TURN_FINISHED, {"status": status, "reason": error})
         await turn.commit()
         await self.dsl_store.log_execution(dsl_id, s.session_id, params, status, results, error)

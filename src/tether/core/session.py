@@ -138,6 +138,7 @@ class AgentSession:
     waiting_job_ids: list[str] = field(default_factory=list)
     current_turn_id: str | None = None
     last_error: str | None = None
+    last_error_code: dict[str, Any] | None = None  # {code, params}: ``last_error`` in the person's language
     last_dsl_id: str | None = None
     summary: str | None = None  # the rolling summary of the turns folded out of the prompt (core/summary.py)
     summary_upto: int = 0  # transcript messages before this index are folded into ``summary``

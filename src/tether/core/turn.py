@@ -366,13 +366,14 @@ class Turn:
             s.transition(Status.FAILED)
             s.last_error = step.reason
             coded = step.coded()  # the person's language: the page says the code's text
+            s.last_error_code = coded or None
             self.emit(EventType.ERROR, {"message": step.reason, **coded})
             self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": step.reason, **coded})
             await self.commit()
             return step
         if isinstance(step, Final):
             s.transition(Status.SUCCEEDED)
-            s.last_error = None
+            s.last_error = s.last_error_code = None
             if self.on_final is not None:
                 dsl_id = await self.on_final(s, self.turn_id)
                 if dsl_id:

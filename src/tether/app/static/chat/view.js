@@ -52,7 +52,7 @@ export class Conversation {
   // after the history is applied: the status the events tell (the snapshot may be a moment older)
   settle(session) {
     const status = this.eventStatus || session.status;
-    if (status === "FAILED") this.lastError = this.lastError || session.lastError || null;
+    if (status === "FAILED") this.lastError = this.lastError || codedOr(session.lastErrorCode, session.lastError) || null;
     this.setStatus(status, false);
     if (this.loginPending && status === "WAITING_USER_INPUT") this.ctx.onLoginExpired(false, this.loginPending);
     this.scroll();
