@@ -181,6 +181,20 @@ def test_the_current_turns_results_are_cut_evenly_when_they_cannot_fit_whole() -
     assert all(h.startswith('{"text": "zzz') for h in heads) and abs(len(heads[0]) - len(heads[1])) < 50
 
 
+def test_a_turns_memo_of_estimates_plans_as_a_fresh_estimate_does_round_after_round() -> None:
+    """The turn remembers each message's estimate across its rounds; a message replaced (a tool
+    result settled, the system prompt refreshed) is a new dict and is measured again."""
+    memo: memory.Sizes = {}
+    msgs = conversation(40)
+    for i in range(12):
+        msgs.append(call(f"n{i}"))
+        msgs.append(result(f"n{i}", {"rows": ["r" * 60] * (i * 4)}))
+        if i == 6:  # replaced, as AgentSession.set_message does: the plan must see the new size
+            msgs[-1] = result(f"n{i}", {"text": "y" * 9_000})
+        assert memory.plan(msgs, None, 0, BUDGET, memo=memo) == memory.plan(msgs, None, 0, BUDGET)
+    assert len(memo) >= len(msgs)  # every message was measured once and kept
+
+
 # ---- the summaries -------------------------------------------------------------------------------
 
 

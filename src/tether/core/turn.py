@@ -122,6 +122,7 @@ class Turn:
         self.allowed = frozenset[str]()
         self.opened = False
         self.committing = asyncio.Lock()
+        self.sizes: window.Sizes = {}  # the window's token estimates, kept across the turn's rounds
 
     # ---- events and commits ------------------------------------------------------------------
 
@@ -236,7 +237,7 @@ class Turn:
         """The part of the transcript this request carries; turns that fell out of it are folded
         into the session's summary first (committed with the round)."""
         s = self.session
-        upto, messages = window.plan(s.transcript, s.summary, s.summary_upto, budget, tools)
+        upto, messages = window.plan(s.transcript, s.summary, s.summary_upto, budget, tools, self.sizes)
         if messages is not None:
             return messages
         if upto > s.summary_upto:

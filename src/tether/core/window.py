@@ -17,11 +17,12 @@ import functools
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 Message = dict[str, Any]
+Sizes = dict[int, tuple[Message, int]]  # a turn's memo of message estimates: id -> (the message, its tokens)
 CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 MESSAGE_OVERHEAD = 4  # role and framing of one message
 CALL_OVERHEAD = 8  # id, type and framing of one tool call
@@ -61,6 +62,25 @@ def message_tokens(m: Message) -> int:
         f = call.get("function") or {}
         n += CALL_OVERHEAD + estimate_tokens(str(f.get("name") or "")) + estimate_tokens(str(f.get("arguments") or ""))
     return n
+
+
+def _measure(memo: Sizes | None) -> Callable[[Message], int]:
+    """``message_tokens``, remembered in ``memo`` for as long as its caller keeps it (a turn: each
+    round estimates the whole window again, but a stored message is never changed in place — a
+    changed one is a new dict, ``AgentSession.set_message``). The memo holds each message, so an id
+    in it is never another object's."""
+    if memo is None:
+        return message_tokens
+
+    def measure(m: Message) -> int:
+        hit = memo.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        n = message_tokens(m)
+        memo[id(m)] = (m, n)
+        return n
+
+    return measure
 
 
 def request_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
@@ -171,10 +191,19 @@ class _Layout:
     current_start: int
     fixed: int  # tokens of the system prompt and the tool specs
     room: int  # the budget less the head and the tool specs
+    measure: Callable[[Message], int]
+
+    def size(self, messages: Sequence[Message]) -> int:
+        return sum(map(self.measure, messages))
 
 
 def _layout(
-    transcript: Sequence[Message], summary: str | None, upto: int, budget: int, tools: Sequence[dict[str, Any]]
+    transcript: Sequence[Message],
+    summary: str | None,
+    upto: int,
+    budget: int,
+    tools: Sequence[dict[str, Any]],
+    memo: Sizes | None = None,
 ) -> _Layout:
     first = 1 if transcript and transcript[0].get("role") == "system" else 0
     system = list(transcript[:first])
@@ -183,13 +212,10 @@ def _layout(
     cap = max(MIN_RESULT, budget // OLD_RESULT_SHARE)
     older = [[clip_result(m, cap) for m in transcript[a:b]] for a, b in spans[:-1]]
     a, b = spans[-1] if spans else (len(transcript), len(transcript))
-    specs = spec_tokens(tools)
-    fixed, room = specs + _size(system), budget - specs - _size(head)
-    return _Layout(head, older, [s for s, _ in spans[:-1]], list(transcript[a:b]), a, fixed, room)
-
-
-def _size(messages: Sequence[Message]) -> int:
-    return sum(message_tokens(m) for m in messages)
+    specs, measure = spec_tokens(tools), _measure(memo)
+    fixed = specs + sum(map(measure, system))
+    room = budget - specs - sum(map(measure, head))
+    return _Layout(head, older, [s for s, _ in spans[:-1]], list(transcript[a:b]), a, fixed, room, measure)
 
 
 def fold_point(
@@ -201,23 +227,28 @@ def fold_point(
 
 
 def plan(
-    transcript: Sequence[Message], summary: str | None, upto: int, budget: int, tools: Sequence[dict[str, Any]] = ()
+    transcript: Sequence[Message],
+    summary: str | None,
+    upto: int,
+    budget: int,
+    tools: Sequence[dict[str, Any]] = (),
+    memo: Sizes | None = None,
 ) -> tuple[int, list[Message] | None]:
     """``fold_point`` and, when nothing needs folding (the usual case), ``window`` too — from one
-    layout of the transcript instead of two."""
-    lay = _layout(transcript, summary, upto, budget, tools)
+    layout of the transcript instead of two (``memo``: the turn's ``Sizes``, kept across its rounds)."""
+    lay = _layout(transcript, summary, upto, budget, tools, memo)
     point = _fold_point(lay, upto, budget)
     return point, (_window(lay) if point <= upto else None)
 
 
 def _fold_point(lay: _Layout, upto: int, budget: int) -> int:
-    kept = _size(lay.current)
-    if kept + sum(_size(t) for t in lay.older) <= lay.room:
+    kept = lay.size(lay.current)
+    if kept + sum(lay.size(t) for t in lay.older) <= lay.room:
         return upto
     target = (budget - lay.fixed - summary_cap(budget) - MESSAGE_OVERHEAD - estimate_tokens(SUMMARY_HEADER)) * LOW_WATER
     point = lay.current_start
     for start, turn in zip(reversed(lay.starts), reversed(lay.older), strict=True):
-        kept += _size(turn)
+        kept += lay.size(turn)
         if kept > target:
             break
         point = start
@@ -234,13 +265,14 @@ def window(
 
 
 def _window(lay: _Layout) -> list[Message]:
-    free = lay.room - _size(lay.current)
+    free = lay.room - lay.size(lay.current)
     kept: list[Message] = []
     for turn in reversed(lay.older):
-        if _size(turn) > free:
+        size = lay.size(turn)
+        if size > free:
             break
-        kept[:0], free = turn, free - _size(turn)
-    results = [message_tokens(m) for m in lay.current if m.get("role") == "tool"]
+        kept[:0], free = turn, free - size
+    results = [lay.measure(m) for m in lay.current if m.get("role") == "tool"]
     if free >= 0 or not results:
         return lay.head + kept + lay.current
     cap = _even_cap(results, sum(results) + free)
