@@ -28,8 +28,8 @@ def test_finished_calls_run_again() -> None:
 
 
 def test_a_refusal_fails_with_its_reason_even_when_a_person_or_job_waits() -> None:
-    refused = Round(refused="the turn used its 3 tool calls", refused_limit=3, interaction=QUESTION, job_ids=("job-1",))
-    step = decide(refused)
+    fail = Fail("the turn used its 3 tool calls", "turn.max_tool_calls", {"calls": 3})
+    step = decide(Round(refused=fail, interaction=QUESTION, job_ids=("job-1",)))
     assert step == Fail(
         "the turn used its 3 tool calls", "turn.max_tool_calls", {"calls": 3}
     )  # coded: the person's language

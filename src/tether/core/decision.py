@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tether.core.error_messages import TURN_TOOL_CALLS
 from tether.core.session import Status
 from tether.core.tools import InteractionKind
 
@@ -21,8 +20,7 @@ class Round:
     """What acting on one model reply left behind."""
 
     final_text: str | None = None  # the model answered in text (no tool calls)
-    refused: str = ""  # why a guardrail refused a call (the tool-call budget): the turn fails
-    refused_limit: int = 0  # that budget (TETHER_MAX_TOOL_CALLS), for the person's language
+    refused: Fail | None = None  # a guardrail refused a call (the tool-call budget): the turn fails so
     interaction: dict[str, Any] | None = None  # the interaction the session now waits for, if any
     job_ids: tuple[str, ...] = ()  # async jobs this round started
 
@@ -89,8 +87,8 @@ def decide(done: Round) -> NextStep:
     a person outranks a job (the job's callback is applied when the person has answered)."""
     if done.final_text is not None:
         return Final(done.final_text)
-    if done.refused:
-        return Fail(done.refused, TURN_TOOL_CALLS, {"calls": done.refused_limit})
+    if done.refused is not None:
+        return done.refused
     if done.interaction is not None:
         if waiting_status(done.interaction) is Status.WAITING_CONFIRMATION:
             return WaitConfirmation(done.interaction)

@@ -16,6 +16,7 @@ from typing import Any
 
 from tether.core import summary, window
 from tether.core.decision import WAITS, Fail, Final, NextStep, Round, WaitCallback, WaitConfirmation, WaitUser
+from tether.core.error_messages import TURN_TOOL_CALLS
 from tether.core.events import EventType, RuntimeEvent
 from tether.core.messages import ModelReply, ModelRequest, ToolCall, tool_message
 from tether.core.pipeline import Outcome, ToolPipeline, frame
@@ -272,15 +273,13 @@ class Turn:
                 EventType.TOOL_CALL_REQUESTED,
                 {"toolCallId": c.id, "toolId": c.name, "arguments": c.arguments},
             )
-        refused = ""
+        refused: Fail | None = None
         jobs: list[str] = []
         for c in reply.tool_calls:
-            if self.tool_calls >= self.limits.max_tool_calls:
-                self._refuse(c, f"tool-call budget of {self.limits.max_tool_calls} per turn is spent")
-                refused = (
-                    f"the turn used its {self.limits.max_tool_calls} tool calls "
-                    "(TETHER_MAX_TOOL_CALLS) without finishing"
-                )
+            if self.tool_calls >= (limit := self.limits.max_tool_calls):
+                self._refuse(c, f"tool-call budget of {limit} per turn is spent")
+                reason = f"the turn used its {limit} tool calls (TETHER_MAX_TOOL_CALLS) without finishing"
+                refused = Fail(reason, TURN_TOOL_CALLS, {"calls": limit})
                 continue
             self.tool_calls += 1
             outcome = await self.deps.pipeline.run(c, self.allowed, self._context(c), self.emit, self.commit)
@@ -288,8 +287,7 @@ class Turn:
             if job_id is not None:
                 jobs.append(job_id)
         # the results are committed by the loop (run again) or by ``finish`` with the new status
-        limit = self.limits.max_tool_calls if refused else 0
-        return Round(refused=refused, refused_limit=limit, interaction=s.pending_interaction, job_ids=tuple(jobs))
+        return Round(refused=refused, interaction=s.pending_interaction, job_ids=tuple(jobs))
 
     def _refuse(self, call: ToolCall, reason: str) -> None:
         self.session.append(tool_message(call.id, frame(call.name, "error", {"error": reason, "retryable": False})))
