@@ -211,8 +211,10 @@ def _where(url: str) -> str:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``tether audit verify``: walk the hash chain and compare its end with the head; exit 1
-    saying where it breaks. ``--head HASH``: a head noted earlier must still be in the chain."""
+    """``tether audit verify``: walk the hash chain and compare its end with the head, and check
+    that every executed op ran what was approved (``ops.audit_check``); exit 1 saying where it
+    breaks. ``--head HASH``: a head noted earlier must still be in the chain."""
+    from tether.ops.audit_check import binding_break
     from tether.store.audit import SqlAuditLog
     from tether.store.migrate import upgrade
 
@@ -220,8 +222,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     upgrade(settings.database_url)
     log = SqlAuditLog(settings.database_url)
     try:
-        rows = len(log.rows())
-        broken = log.verify(args.head)
+        every = log.rows()
+        rows = len(every)
+        broken = log.verify(args.head) or binding_break(every)
         head = log.head()
     finally:
         log.close()
@@ -230,7 +233,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"audit log BROKEN {where}: {broken.reason}")
         return 1
     last = head[1] if head else ""
-    print(f"audit log intact: {rows} row(s), hash chain verified; head {last}")
+    print(f"audit log intact: {rows} row(s), hash chain verified, executed ops ran what was approved; head {last}")
     print("  (note the head elsewhere; `tether audit verify --head <hash>` later checks it is still in the chain)")
     return 0
 

@@ -58,6 +58,13 @@ class Conflict(UserError):
     """The target is in a state that does not allow the request (409)."""
 
 
+class AwaitingApproval(Conflict):
+    """A session whose write was confirmed and waits for its approvers: stopping the session is not
+    withdrawing that request (409, ``code``); the caller withdraws it explicitly."""
+
+    code = "SESSION_AWAITING_APPROVAL"
+
+
 class GuardRefused(Conflict):
     """A commit's guard (a store-level precondition, such as an op's outcome on its row) matched
     nothing: the commit did not land, and must not be retried as if the session had moved on."""

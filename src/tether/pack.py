@@ -12,7 +12,8 @@ What is here:
 - tools: ``tool``, ``Tool``, ``ToolContext`` and the result kinds ``Table``, ``Handle``,
   ``AsyncJobStarted``, ``Interaction``, ``ErrorResult``; declarative ``http_tool``;
 - writes: ``Op``, ``OpOutcome``, ``new_op_id``, ``draft_op``, ``propose_op`` (a draft in the op queue) and the
-  ``OpExecutor`` port a pack implements to carry confirmed ops out (``Pack.op_executors``);
+  ``OpExecutor`` port a pack implements to carry confirmed ops out (``Pack.op_executors``), bound to
+  what was approved: ``staged_fingerprint`` / ``fingerprint_of`` and ``StagedDiffers``;
 - the offline planner's hooks: ``Extractor``, ``PlannerQuestion``, ``render``;
 - identity: ``Identity``, ``Owner``, ``IdentityProvider``; ``IdentityDep`` for a pack's routes (imported
   on first use: ``import tether.pack`` alone does not load FastAPI);
@@ -57,7 +58,7 @@ from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolErr
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
 from tether.models.planner import Extractor, PlannerQuestion, render
-from tether.ops.executor_port import OpExecutor
+from tether.ops.executor_port import OpExecutor, StagedDiffers, fingerprint_of, staged_fingerprint
 from tether.ops.model import Op, OpOutcome, new_op_id
 from tether.ops.proposal import draft_op, propose_op
 from tether.pack_commands import add_pack_commands
@@ -99,6 +100,7 @@ __all__ = [
     "QueryResult",
     "ReadOnlyExecutor",
     "SqlRejected",
+    "StagedDiffers",
     "Table",
     "Tool",
     "ToolContext",
@@ -109,6 +111,7 @@ __all__ = [
     "alembic_env",
     "create_read_engine",
     "draft_op",
+    "fingerprint_of",
     "guard",
     "http_tool",
     "load_packs",
@@ -118,6 +121,7 @@ __all__ = [
     "process_secret",
     "propose_op",
     "render",
+    "staged_fingerprint",
     "tool",
     "upgrade_pack",
 ]

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from tether.abuse.refusal import LimitReached
 from tether.app.limits import BodyRefused
 from tether.errors import (
+    AwaitingApproval,
     Conflict,
     Forbidden,
     InvalidInput,
@@ -61,6 +62,8 @@ def install(app: FastAPI) -> None:
         body: dict[str, object] = {"error": exc.message}
         if isinstance(exc, InvalidInput):
             body.update(_what_to_fix(exc))
+        if isinstance(exc, AwaitingApproval):
+            body["code"] = exc.code
         headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
         if isinstance(exc, Unavailable):  # an upstream outage: the client retries, it does not log in again
             body.update(code="UPSTREAM_UNAVAILABLE", upstream=exc.upstream, retryAfter=exc.retry_after_s)

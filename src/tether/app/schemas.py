@@ -54,6 +54,14 @@ class Answer(BaseModel):
     values: dict[str, Any] | None = Field(None, description="a form's values: {column: value, details?: [...]}")
 
 
+class CancelBody(BaseModel):
+    """``POST /api/agent/sessions/{id}/cancel``'s optional body: ``withdraw`` says the caller means
+    to withdraw a confirmed write that awaits approval (otherwise such a session answers 409)."""
+
+    model_config = ConfigDict(extra="forbid")
+    withdraw: StrictBool = False
+
+
 class PatchSession(BaseModel):
     """A conversation's owner-held fields: its title and whether it is archived (either or both)."""
 

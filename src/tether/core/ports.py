@@ -46,9 +46,10 @@ class OpQueue(Protocol):
 
     async def propose(self, op: Any) -> Any: ...
 
-    async def check_cancel(self, session_id: str, owner: Owner) -> None:
+    async def check_cancel(self, session_id: str, owner: Owner, withdraw: bool = False) -> None:
         """``Conflict`` when a confirmed write of the session is being carried out: its outcome
-        ends the turn, so the session cannot be cancelled now."""
+        ends the turn, so the session cannot be cancelled now; and, unless ``withdraw``, when one
+        awaits approval (stopping a turn is not withdrawing the request)."""
         ...
 
     async def cancel_drafts(self, session_id: str, who: Identity) -> None:

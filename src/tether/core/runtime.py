@@ -212,17 +212,18 @@ class Runtime:
 
         return await self.drivers.launch(session_id, lock, body())
 
-    async def cancel(self, session_id: str, who: Owner | Identity) -> AgentSession:
+    async def cancel(self, session_id: str, who: Owner | Identity, withdraw: bool = False) -> AgentSession:
         """Stop the session's turn: the task driving it is cancelled wherever it is (the model
         call, a tool in flight), every call left open gets an error result, and the session ends
         ``CANCELLED`` with a ``TURN_FINISHED`` event. A session waiting for a callback, an answer
         or a confirmation is cancelled the same way, and its draft write proposals with it (the op
         queue's policy). ``Conflict`` when it has already finished, or while a confirmed write of it
-        is being carried out (its outcome ends the turn)."""
+        is being carried out (its outcome ends the turn), or awaits approval and ``withdraw`` is not
+        set (``AwaitingApproval``: stopping is not withdrawing)."""
         owner, identity = split_caller(who)
         await self.store.load(session_id, owner)  # NotFound unless the caller owns it
         if self.ops is not None:
-            await self.ops.check_cancel(session_id, owner)
+            await self.ops.check_cancel(session_id, owner, withdraw)
         s = await self._cancel(session_id, owner)
         if self.ops is not None:
             await self.ops.cancel_drafts(session_id, identity or Identity(owner))

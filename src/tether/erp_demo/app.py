@@ -8,7 +8,6 @@ loop of a server that calls this ERP over HTTP from the same process. Every refu
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tether.erp_demo import meta, pages, reads, staging, views, writes
+from tether.erp_demo import login_gate, meta, pages, reads, staging, views, writes
 from tether.erp_demo.errors import BadRequest, ErpError, Forbidden, Invalid
 from tether.erp_demo.generator import generate, insert
 from tether.erp_demo.schema import erp_user, metadata
@@ -42,6 +41,7 @@ class ErpDemo:
 
         self.settings = settings or ErpSettings()
         self.agent_key = agent_key
+        self.login_gate: login_gate.LoginGate | None = None  # the host's login limits (``login_gate``)
         self.engine = create_engine(self.settings.database_url)
         self.asgi = build_app(self)
 
@@ -118,7 +118,9 @@ def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         msg = "no such endpoint" if exc.status_code == 404 else str(exc.detail)
-        return _error(exc.status_code, msg)
+        response = _error(exc.status_code, msg)
+        response.headers.update(exc.headers or {})  # a 429's Retry-After
+        return response
 
 
 def build_app(erp: ErpDemo) -> FastAPI:
@@ -129,13 +131,17 @@ def build_app(erp: ErpDemo) -> FastAPI:
         return erp.user_of(request.headers.get("authorization"))
 
     @app.post("/login")
-    def post_login(body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+    async def post_login(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
         username = as_text("username", body.get("username", ""), 64)
         password = as_text("password", body.get("password", ""), 256)
         if not username or not password:
             raise BadRequest("username and password are required")
-        with erp.tx() as conn:
-            token, expires, who = login(conn, username, password, erp.settings.token_ttl_s)
+
+        def check() -> tuple[str, Any, User]:
+            with erp.tx() as conn:
+                return login(conn, username, password, erp.settings.token_ttl_s)
+
+        token, expires, who = await login_gate.checked(erp, request, username, check)
         return {"code": 1, "token": token, "expiresAt": expires.isoformat() + "Z", "user": who.me()}
 
     @app.post("/logout")
@@ -213,18 +219,16 @@ def root_of(request: Request) -> str:
 
 
 NOT_THE_AGENT = (
-    "execStaging carries out an op the user confirmed in the chat; only the agent backend calls it "
-    "(X-Agent-Key missing or wrong): confirm the proposal in the chat"
+    "the staging endpoints (stage, revise, execute, cancel) change an op the user confirms in the chat; only "
+    "the agent backend calls them (X-Agent-Key missing or wrong): edit it or confirm the proposal in the chat"
 )
 
 
 def _agent_only(erp: ErpDemo, request: Request) -> None:
     """The confirm is the agent backend's (seed §10: only after the person's confirm in the chat):
-    with a key set, the user's token alone cannot execute or validate a staged op."""
-    if erp.agent_key is None:
-        return
-    given = request.headers.get("x-agent-key", "")
-    if not hmac.compare_digest(given.encode(), erp.agent_key.encode()):
+    with a key set, the user's token alone cannot stage, revise, execute, validate or cancel a
+    staged op — what the person saw and the approvers signed is what stays staged."""
+    if erp.agent_key is not None and not login_gate.from_agent(erp.agent_key, request):
         raise Forbidden(NOT_THE_AGENT)
 
 
@@ -232,6 +236,7 @@ def _staging_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User])
     @app.post("/ai/staging")
     def post_staging(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
         who = user(request)
+        _agent_only(erp, request)
         with erp.tx() as conn:
             op = staging.create(conn, who, body, erp.settings.staging_ttl_s)
         return {"code": 1, "sId": op["id"], "status": op["status"], "op": op}
@@ -261,18 +266,20 @@ def _staging_routes(app: FastAPI, erp: ErpDemo, user: Callable[[Request], User])
         who = user(request)
         _agent_only(erp, request)
         with erp.tx() as conn:
-            op = staging.execute(conn, who, op_id, (body or {}).get("mode"))
+            op = staging.execute(conn, who, op_id, (body or {}).get("mode"), (body or {}).get("fingerprint"))
             return staging.outcome(conn, op, root_of(request))
 
     @app.post("/ai/reviseStaging/{op_id}")
     def post_revise(op_id: str, request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
         who = user(request)
+        _agent_only(erp, request)  # a user's token alone cannot change what was shown and approved
         with erp.tx() as conn:
             return staging.outcome(conn, staging.revise(conn, who, op_id, body), root_of(request))
 
     @app.post("/ai/cancelStaging/{op_id}")
     def post_cancel(op_id: str, request: Request) -> dict[str, Any]:
         who = user(request)
+        _agent_only(erp, request)
         with erp.tx() as conn:
             return staging.outcome(conn, staging.cancel(conn, who, op_id), root_of(request))
 

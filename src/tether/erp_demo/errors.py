@@ -53,6 +53,13 @@ class Conflict(ErpError):
     status = 409
 
 
+class StagedDiffers(Conflict):
+    """409: the staged op's values are not the ones the caller says it confirmed (their
+    fingerprint differs); nothing was executed."""
+
+    code = -3
+
+
 class Invalid(ErpError):
     """422: ``errors`` maps each bad field to what is wrong with it."""
 

@@ -1,6 +1,8 @@
 """The demo ERP as a pack of the embedded default: ``tether.erp_demo.pack`` mounts the ERP at
 ``/erp`` inside ``tether serve`` and prepares its database at start-up (mounted apps' own
-lifespans do not run). The ERP pack still reaches it over HTTP, as it would a real ERP.
+lifespans do not run). The ERP pack still reaches it over HTTP, as it would a real ERP. Its
+password checks (``/erp/login``, ``/erp/ui/login``) go through tether's login limits
+(``login_gate``).
 
 Leave it out of ``TETHER_PACKS`` (or set ``TETHER_ERP_EMBEDDED=false``) when the ERP runs
 elsewhere — ``tether erp serve`` or a real one.
@@ -23,7 +25,8 @@ def pack(env: Any) -> Pack:
     settings = ErpSettings()
     erp = ErpDemo(settings, agent_key=agent_key_of(settings.agent_key, embedded=True))
 
-    async def startup(_services: Any) -> None:
+    async def startup(services: Any) -> None:
+        erp.login_gate = services.abuse.login_attempt  # one throttle for every password check here
         seeded = await asyncio.to_thread(erp.prepare)
         if seeded:
             log.info("demo ERP seeded: %s", ", ".join(f"{k} {v}" for k, v in seeded.items()))

@@ -23,8 +23,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.exc import DataError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tether.erp_demo import meta, reads, staging
+from tether.erp_demo import login_gate, meta, reads, staging
 from tether.erp_demo.auth import csrf_for
 from tether.erp_demo.errors import ErpError, Invalid, LoginFailed, NotFound, Unauthorized
 from tether.erp_demo.forms import BY_ID, Field, Form
@@ -456,24 +457,26 @@ def _install_login(app: FastAPI, erp: Any) -> None:
         username, password = (fields.get(k, [""])[0] for k in ("username", "password"))
         target = _safe_next(fields.get("next", [""])[0], _root(request))
 
-        def run() -> Response:
-            try:
-                with erp.tx() as conn:
-                    token, _, _ = login(conn, username[:64], password[:256], erp.settings.token_ttl_s)
-            except LoginFailed:
-                return _login_form(target, "用户名或密码错误")
-            response = RedirectResponse(target, status_code=303)
-            response.set_cookie(
-                COOKIE,
-                token,
-                httponly=True,
-                samesite="lax",
-                path=_root(request) or "/",
-                max_age=erp.settings.token_ttl_s,
-            )
-            return response
+        def check() -> str:
+            with erp.tx() as conn:
+                return login(conn, username[:64], password[:256], erp.settings.token_ttl_s)[0]
 
-        return await run_in_threadpool(run)
+        try:  # through the host's login limits, as the JSON login (``login_gate``)
+            token = await login_gate.checked(erp, request, username[:64], check)
+        except LoginFailed:
+            return _login_form(target, "用户名或密码错误")
+        except StarletteHTTPException as exc:  # locked out: the host's 429, said on the form
+            if exc.status_code != 429:
+                raise
+            locked = _login_form(target, f"登录失败次数过多，请稍后再试（{exc.detail}）")
+            locked.status_code = 429
+            locked.headers.update(exc.headers or {})
+            return locked
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            COOKIE, token, httponly=True, samesite="lax", path=_root(request) or "/", max_age=erp.settings.token_ttl_s
+        )
+        return response
 
 
 def _login_form(next_url: str, error: str = "") -> HTMLResponse:

@@ -6,6 +6,12 @@ Life of an op: ``draft`` (staged) → ``confirmed`` (a manual op checked and wai
 the native form) → ``executed`` | ``failed``; ``cancelled`` and ``expired`` end it without a write.
 A terminal op answers every later call with its recorded outcome and executes nothing again —
 except ``failed``: a failed op wrote nothing (one transaction), so executing it again is a retry.
+
+Bound to what was approved: ``execStaging`` carries the fingerprint of the values the agent
+backend holds for the op (``fingerprint``: ``tether.pack.staged_fingerprint`` of type, form,
+target, base version, payload and source); the op executes or validates only when its stored row
+has that fingerprint, else 409 ``StagedDiffers`` (code -3) with nothing written. Every answer
+says the stored row's fingerprint, so the caller can re-read what is staged before it executes.
 """
 
 from __future__ import annotations
@@ -21,12 +27,13 @@ import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from tether.erp_demo import facts, users, writes
-from tether.erp_demo.errors import Conflict, ErpError, Invalid, NotFound
+from tether.erp_demo.errors import Conflict, ErpError, Invalid, NotFound, StagedDiffers
 from tether.erp_demo.forms import BY_ID, Form
 from tether.erp_demo.reads import form_of
 from tether.erp_demo.schema import TABLES, ai_op_queue
 from tether.erp_demo.users import User, utcnow
 from tether.erp_demo.values import as_flag, as_int, as_text, jsonable
+from tether.pack import staged_fingerprint
 
 OP_TYPES = ("create", "update", "delete", "examine", "generate")
 TERMINAL = ("executed", "failed", "cancelled", "expired")
@@ -172,6 +179,29 @@ def revise(conn: sa.Connection, user: User, op_id: str, body: Any) -> Any:
     return conn.execute(sa.select(ai_op_queue).where(ai_op_queue.c.id == op.id)).one()
 
 
+def fingerprint(row: Any) -> str:
+    """The fingerprint of the op as stored (the algorithm the agent backend computes its own with)."""
+    return staged_fingerprint(
+        row.op_type,
+        row.target_form_id,
+        row.target_bill_id,
+        row.base_version,
+        json.loads(row.payload or "{}"),
+        json.loads(row.source_ref or "null"),
+    )
+
+
+def _bound(op: Any, expected: Any) -> None:
+    """Refuse (409, nothing written) when the caller confirmed other values than those stored."""
+    if expected is None:
+        return
+    if not isinstance(expected, str) or expected != fingerprint(op):
+        raise StagedDiffers(
+            "the staged op differs from what was confirmed and approved (fingerprint mismatch): it was changed "
+            "after the confirm; nothing was executed"
+        )
+
+
 def op_dict(row: Any) -> dict[str, Any]:
     op = {k: jsonable(v) for k, v in dict(row._mapping).items()}
     op["auto_execute"] = bool(op["auto_execute"])
@@ -312,14 +342,16 @@ def finish(conn: sa.Connection, user: User, op: Any, action: Callable[[], writes
     return conn.execute(sa.select(ai_op_queue).where(ai_op_queue.c.id == op.id)).one()
 
 
-def execute(conn: sa.Connection, user: User, op_id: str, mode: Any) -> Any:
-    """``execStaging``: execute (auto ops) or validate (manual ops); terminal ops answer as before."""
+def execute(conn: sa.Connection, user: User, op_id: str, mode: Any, expected: Any = None) -> Any:
+    """``execStaging``: execute (auto ops) or validate (manual ops); terminal ops answer as before.
+    ``expected``: the fingerprint the caller confirmed (see the module's docstring)."""
     op = expire(conn, owned(conn, user, op_id, lock=True))
     if op.status in TERMINAL and op.status != "failed":  # a failed op wrote nothing: it may be retried
         return op
     mode = mode if mode is not None else ("execute" if op.auto_execute else "validate")
     if mode not in ("execute", "validate"):
         raise Invalid({"mode": "must be execute or validate"})
+    _bound(op, expected)
     if mode == "execute":
         if op.status == "draft" and not op.auto_execute:  # seed §10: a manual op waits for its confirm
             raise Conflict(UNCONFIRMED)
@@ -372,6 +404,7 @@ def outcome(conn: sa.Connection, op: Any, root: str) -> dict[str, Any]:
         "errorMsg": op.error_msg,
         "revisedBy": op.revised_by,
         "revisedAt": jsonable(op.revised_at),
+        "fingerprint": fingerprint(op),
         "link": link,
         "msg": op.result_msg
         if ok and op.result_msg

@@ -140,6 +140,7 @@ class OpOutcome:
     link: str | None = None
     message: str | None = None
     error: str | None = None
+    fingerprint: str | None = None  # of what the business system executed (``executor_port``); audit only
 
     def values(self) -> dict[str, Any]:
         return {

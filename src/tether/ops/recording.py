@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tether.core.events import EventType
 from tether.core.session import Identity, Owner
 from tether.errors import GuardRefused, NotFound
+from tether.ops.executor_port import fingerprint_of
 from tether.ops.model import Op, OpOutcome
 from tether.store.audit import SqlAuditLog
 from tether.store.writer import Write
@@ -72,7 +73,12 @@ class Recording:
             executed_at=values.get("executed_at", op.executed_at),
         )
         action = "execute" if done.status in ("executed", "failed") else "validate"
-        audit = (done, action, {"result": outcome.values()})
+        details: dict[str, Any] = {"result": outcome.values()}
+        if action == "execute":  # what tether sent, and what the business system says it executed
+            details["stagedFingerprint"] = fingerprint_of(op)
+            if outcome.fingerprint:
+                details["executedFingerprint"] = outcome.fingerprint
+        audit = (done, action, details)
         if announce and op.session_id and self._shared():
             recorded = await self._record_delivered(op, done, from_statuses, values, audit, who)
             if recorded is not None:

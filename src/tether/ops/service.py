@@ -5,6 +5,9 @@ deterministic path no model can call.
   concurrent confirms one wins; the others answer the op's state and execute nothing.
 - Auto ops then execute in the background as the confirming user (``executing``); manual ops are
   validated and end ``confirmed`` with a prefill link (待处理) until reconciliation sees them done.
+- What runs is what was shown (``binding``): right before it executes or validates, the op's
+  staged values are re-read from the business system and compared by fingerprint, and the
+  business system compares again; on a difference the op is voided, never executed.
 - Every outcome is written to the op row first (the truth), audited, then delivered to the
   session (OP_RESULT + LINK, and the proposal's tool message replaced before the model's round).
 - When the op store and the audit log share the session store's database (its group writer), an
@@ -28,8 +31,9 @@ from typing import Any
 from tether.core.runtime import Runtime
 from tether.core.session import Identity, Owner
 from tether.core.telemetry import OP_CONFIRM, OP_EXECUTE, NoTelemetry, Telemetry
-from tether.errors import Conflict, NotFound, ToolError
-from tether.ops.executor_port import OpExecutor
+from tether.errors import AwaitingApproval, Conflict, NotFound, ToolError
+from tether.ops import binding
+from tether.ops.executor_port import OpExecutor, StagedDiffers, fingerprint_of
 from tether.ops.model import CLOSED, CONFIRMABLE, Op, OpOutcome
 from tether.ops.recording import Recording
 from tether.ops.store import SqlOpStore
@@ -188,7 +192,7 @@ class OpService(Recording):
         confirmed = replace(
             op, status="confirmed", confirmed_at=now, lease_until=now + self.lease_s, attempts=op.attempts + 1
         )
-        details = {"auto": op.auto_execute, "attempt": confirmed.attempts}
+        details = {"auto": op.auto_execute, "attempt": confirmed.attempts, "stagedFingerprint": fingerprint_of(op)}
         if acknowledged is not None:
             details.update(acknowledgement(op.diff, acknowledged))
         audit = (confirmed, "confirm", details)
@@ -229,10 +233,17 @@ class OpService(Recording):
             return op.view()
         return (await self._validate(op, who)).view()
 
-    async def check_cancel(self, session_id: str, owner: Owner) -> None:
+    async def check_cancel(self, session_id: str, owner: Owner, withdraw: bool = False) -> None:
         """Refuse (409) to cancel a session while a confirmed automatic write of it is being carried
-        out: its outcome ends the turn (the stored states only: no business-system call)."""
+        out: its outcome ends the turn (the stored states only: no business-system call); and,
+        unless ``withdraw``, while a confirmed write of it awaits approval (``AwaitingApproval``):
+        stopping a turn is not withdrawing a request the person confirmed."""
         for stored in await self.store.list_ops(owner, None, session_id, 100):
+            if stored.status == "awaiting" and not withdraw:
+                raise AwaitingApproval(
+                    f"the confirmed write ({stored.form_name or stored.form_id}, op {stored.op_id}) awaits approval: "
+                    'stopping the session would withdraw it; send {"withdraw": true} to withdraw the request'
+                )
             if stored.state == "processing":
                 raise Conflict(
                     f"a confirmed write ({stored.form_name or stored.form_id}, op {stored.op_id}) is being carried "
@@ -240,8 +251,9 @@ class OpService(Recording):
                 )
 
     async def cancel_drafts(self, session_id: str, who: Identity) -> None:
-        """A cancelled session's draft proposals, and those awaiting approval, go with it; one the
-        business system already carried out keeps that outcome."""
+        """A cancelled session's draft proposals, and those awaiting approval (withdrawn: the
+        caller said so, ``check_cancel``), go with it; one the business system already carried out
+        keeps that outcome."""
         waiting = [*await self.list_ops(who, "draft", session_id, 100)]
         waiting += await self.list_ops(who, "awaiting", session_id, 100)
         for op in waiting:
@@ -347,8 +359,12 @@ class OpService(Recording):
         }
         with self.telemetry.span(OP_EXECUTE, attributes) as span:
             span.content("tether.op.payload", lambda: op.payload)  # business data: only when captured
-            try:
+            try:  # bound to what was approved: re-read, then the business system compares again
+                await binding.check_staged(self._executor(op), op, who.credential)
                 outcome = await self._executor(op).execute(op, who.credential)
+            except StagedDiffers as exc:
+                span.fail(exc.message)
+                return await binding.void(self, op, who, exc, ("executing",))
             except ToolError as exc:
                 outcome = OpOutcome("failed", error=f"{exc.message}; confirm again to retry")
             self.failpoint("op-after-execute")
@@ -359,7 +375,10 @@ class OpService(Recording):
 
     async def _validate(self, op: Op, who: Identity) -> Op:
         try:
+            await binding.check_staged(self._executor(op), op, who.credential)
             outcome = await self._executor(op).validate(op, who.credential)
+        except StagedDiffers as exc:
+            return await binding.void(self, op, who, exc, ("confirmed",))
         except ToolError as exc:
             outcome = OpOutcome("failed", error=f"{exc.message}; confirm again to retry")
         return await self._record(op, outcome, who, ("confirmed",))

@@ -12,6 +12,7 @@ from tether.app.limits import check_context
 from tether.app.schemas import (
     MAX_TITLE,
     Answer,
+    CancelBody,
     CreateSession,
     PatchSession,
     PostMessage,
@@ -156,10 +157,15 @@ async def answer(
     description="Cancels the model call and the tool in flight; a session waiting for a callback, an answer or a "
     "confirmation is cancelled too, and its draft write proposals with it. The session ends CANCELLED (a TURN_FINISHED event) and goes on with the next "
     "message. 409 when it has already finished, or while a confirmed automatic write is being carried out (its "
-    "outcome ends the turn).",
+    "outcome ends the turn). A session whose confirmed write awaits approval answers 409 with code "
+    'SESSION_AWAITING_APPROVAL: stopping is not withdrawing; {"withdraw": true} withdraws the request (撤回申请) and '
+    "cancels the session.",
 )
-async def cancel(session_id: str, services: ServicesDep, who: IdentityDep) -> dict[str, Any]:
-    s = await services.runtime.cancel(session_id, who)  # its draft proposals go with it (the op queue's policy)
+async def cancel(
+    session_id: str, services: ServicesDep, who: IdentityDep, body: CancelBody | None = None
+) -> dict[str, Any]:
+    withdraw = body is not None and body.withdraw
+    s = await services.runtime.cancel(session_id, who, withdraw)  # its drafts go with it (the op queue's policy)
     return await _view(services, who, s)
 
 

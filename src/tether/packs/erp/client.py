@@ -52,11 +52,12 @@ class ErpUnreachable(ToolError):
 class ErpRefused(ToolError):
     """The ERP answered with an error status other than 401; ``status`` is that status."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, erp_code: Any = None) -> None:
         # the ERP's own words go to the English sentence only: they are the ERP's language, not the person's
         params = {"status": status, "reason": message[:200]}
         super().__init__(f"the ERP refused the request ({status}): {message}", code=messages.REFUSED, params=params)
         self.status = status
+        self.erp_code = erp_code  # the answer's own ``code`` (-3: the staged op differs from what was confirmed)
 
 
 class ErpClient:
@@ -110,7 +111,7 @@ class ErpClient:
             body = {"msg": response.text[:200]}
         if response.status_code >= 400:
             message = body.get("msg") or body.get("error") or body.get("detail") or response.reason_phrase
-            raise ErpRefused(response.status_code, str(message))
+            raise ErpRefused(response.status_code, str(message), body.get("code"))
         return body if isinstance(body, dict) else {"data": body}
 
     def _unreachable(self, reason: str) -> ErpUnreachable:
@@ -131,7 +132,9 @@ class ErpClient:
     # ---- identity ---------------------------------------------------------------------------------
 
     async def login(self, username: str, password: str) -> dict[str, Any]:
-        return await self._call("POST", "/login", None, json={"username": username, "password": password})
+        """With the agent key: this login already passed tether's login limits (``/api/auth/login``),
+        so the mounted ERP does not count it a second time."""
+        return await self._call("POST", "/login", None, agent=True, json={"username": username, "password": password})
 
     async def logout(self, token: str) -> dict[str, Any]:
         return await self._call("POST", "/logout", token)
@@ -181,16 +184,18 @@ class ErpClient:
     # ---- staging (seed §10): drafts as the user, executed only after a person's confirm -----------
 
     async def stage(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
-        return await self._call("POST", "/ai/staging", token, json=body)
+        return await self._call("POST", "/ai/staging", token, agent=True, json=body)
 
     async def staged(self, token: str, op_id: str) -> dict[str, Any]:
         return await self._call("GET", f"/ai/staging/{op_id}", token)
 
-    async def exec_staging(self, token: str, op_id: str, mode: str) -> dict[str, Any]:
-        return await self._call("POST", f"/ai/execStaging/{op_id}", token, agent=True, json={"mode": mode})
+    async def exec_staging(self, token: str, op_id: str, mode: str, fingerprint: str) -> dict[str, Any]:
+        """Execute or validate, bound to ``fingerprint`` (what was confirmed and approved)."""
+        body = {"mode": mode, "fingerprint": fingerprint}
+        return await self._call("POST", f"/ai/execStaging/{op_id}", token, agent=True, json=body)
 
     async def revise_staging(self, token: str, op_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return await self._call("POST", f"/ai/reviseStaging/{op_id}", token, json=body)
+        return await self._call("POST", f"/ai/reviseStaging/{op_id}", token, agent=True, json=body)
 
     async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
-        return await self._call("POST", f"/ai/cancelStaging/{op_id}", token)
+        return await self._call("POST", f"/ai/cancelStaging/{op_id}", token, agent=True)

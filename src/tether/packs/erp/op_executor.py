@@ -1,17 +1,22 @@
 """The ERP's op executor: tether's confirmed ops carried out through the ERP's staging endpoints
 (``/ai/execStaging/{sId}`` and friends), as the confirming user, idempotent on the op id (the
-ERP's ``sId``). Nothing here decides whether an op may run: the confirm gate already did."""
+ERP's ``sId``). Nothing here decides whether an op may run: the confirm gate already did.
+
+The binding (``tether.ops.executor_port``): every execute and validate carries the op's
+fingerprint, which the ERP compares with its stored staged row (409, code -3 → ``StagedDiffers``);
+``staged`` re-reads the row's fingerprint for tether's own check before it executes."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tether.pack import Identity, Op, OpExecutor, OpOutcome, ToolError
+from tether.pack import Identity, Op, OpExecutor, OpOutcome, StagedDiffers, ToolError, fingerprint_of
 from tether.packs.erp import messages
-from tether.packs.erp.client import ErpClient
+from tether.packs.erp.client import ErpClient, ErpRefused
 
 NAME = "erp"
+STAGED_DIFFERS = -3  # the ERP's code for a staged op whose values are not the ones confirmed
 
 
 def outcome_of(answer: dict[str, Any]) -> OpOutcome:
@@ -24,6 +29,7 @@ def outcome_of(answer: dict[str, Any]) -> OpOutcome:
         link=answer.get("link"),
         message=answer.get("resultMsg") or ("待处理" if status == "confirmed" else None),
         error=(answer.get("errorMsg") or answer.get("msg") or status) if failed else None,
+        fingerprint=answer.get("fingerprint") if status == "executed" else None,
     )
 
 
@@ -64,13 +70,31 @@ class ErpOpExecutor(OpExecutor):
         return credential
 
     async def execute(self, op: Op, credential: str | None) -> OpOutcome:
-        return outcome_of(await self.client.exec_staging(self._token(credential), op.op_id, "execute"))
+        return await self._bound(op, credential, "execute")
 
     async def validate(self, op: Op, credential: str | None) -> OpOutcome:
-        return outcome_of(await self.client.exec_staging(self._token(credential), op.op_id, "validate"))
+        outcome = await self._bound(op, credential, "validate")
+        outcome.fingerprint = None  # validated, not executed
+        return outcome
+
+    async def _bound(self, op: Op, credential: str | None, mode: str) -> OpOutcome:
+        try:
+            answer = await self.client.exec_staging(self._token(credential), op.op_id, mode, fingerprint_of(op))
+        except ErpRefused as exc:
+            if exc.erp_code == STAGED_DIFFERS:
+                raise StagedDiffers("the ERP compared the fingerprints") from None
+            raise
+        return outcome_of(answer)
+
+    async def staged(self, op: Op, credential: str | None) -> str | None:
+        """The fingerprint of the ERP's staged row, as its answer states it."""
+        found = (await self.client.staged(self._token(credential), op.op_id)).get("fingerprint")
+        return str(found) if found else None
 
     async def status(self, op: Op, credential: str | None) -> OpOutcome:
-        return outcome_of(await self.client.staged(self._token(credential), op.op_id))
+        outcome = outcome_of(await self.client.staged(self._token(credential), op.op_id))
+        outcome.fingerprint = None  # a manual op: what the user saved in the native form, not ours to bind
+        return outcome
 
     async def cancel(self, op: Op, credential: str | None) -> OpOutcome:
         return outcome_of(await self.client.cancel_staging(self._token(credential), op.op_id))
