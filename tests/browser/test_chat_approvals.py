@@ -134,3 +134,50 @@ def test_mgr01_edits_the_quotation_under_my_approvals_and_it_goes_back_to_sales0
     assert "80400" in item.inner_text() and "107200" not in item.inner_text(), item.inner_text()
     mgr.shot("approver-sees-the-edited-request")
     assert not sales.errors and not mgr.errors, (sales.errors, mgr.errors)
+
+
+def test_a_session_awaiting_approval_reads_so_and_withdrawing_is_an_explicit_confirmed_action(
+    chat: Any, approvals_server: ServerProcess
+) -> None:
+    """Stopping a turn is not withdrawing a confirmed op (issue 36): once sales01's quotation waits
+    for mgr01, the pill, the sidebar and the proposal's timeline row read 等待审批 and there is no
+    red 停止; 撤回申请 asks first (dismissed: nothing happens), then withdraws the request."""
+    sales = chat(approvals_server)
+    sales.open()
+    sales.login_erp("sales01", facts.PASSWORD)
+    page = sales.page
+    sales.ask(BIG_QUOTE)
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    op_id = page.get_attribute(CARD, "data-op")
+    page.click(f"{CARD} button:text('确认')")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="awaiting_approval"]', timeout=30_000)
+    page.wait_for_selector('#chat-status[data-op="awaiting_approval"]', timeout=30_000)
+    assert page.inner_text("#chat-status") == "等待审批"
+    active = page.locator("#conversations li.active")
+    active.locator('.conv-write[data-write="awaiting_approval"]').wait_for(timeout=30_000)
+    assert "等待审批" in active.inner_text() and "等待确认" not in active.inner_text(), active.inner_text()
+    page.locator(".tool-row", has_text="等待审批").first.wait_for(
+        state="attached", timeout=10_000
+    )  # the proposal's timeline row
+    assert page.locator("#stop").is_hidden() and page.locator("#withdraw").is_visible()
+    sales.shot("awaiting-approval-session")
+
+    page.once("dialog", lambda d: d.dismiss())
+    page.click("#withdraw")
+    page.wait_for_timeout(500)
+    assert page.get_attribute(f"{CARD} .op-status", "data-state") == "awaiting_approval"  # dismissed: nothing
+
+    asked: list[str] = []
+
+    def accept(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+    page.click("#withdraw")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="cancelled"]', timeout=30_000)
+    assert asked and "撤回" in asked[0] and "不会执行" in asked[0], asked
+    page.wait_for_selector("#withdraw", state="hidden", timeout=10_000)
+    sales.shot("withdrawn")
+    assert page.get_attribute(CARD, "data-op") == op_id
+    assert not sales.errors, sales.errors

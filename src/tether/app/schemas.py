@@ -146,7 +146,7 @@ def session_view(s: AgentSession, meta: SessionSummary | None = None) -> dict[st
 
 def session_summary(s: SessionSummary, write_state: str | None = None) -> dict[str, Any]:
     """``write_state``: the state of the conversation's newest write while it still needs
-    something (``draft``, ``processing``, ``pending``, ``failed``); null otherwise."""
+    something (``draft``, ``processing``, ``pending``, ``awaiting_approval``, ``failed``); null otherwise."""
     return {
         "sessionId": s.session_id,
         "status": s.status.value,

@@ -209,3 +209,19 @@ def test_audit_verify_fails_when_an_executed_op_ran_other_values_than_approved(s
     broken = subprocess.run(verify, cwd=server.workdir, env=env, capture_output=True, text=True, timeout=120)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert f"op {op_id} executed fingerprint" in broken.stdout and "not what was approved" in broken.stdout
+
+
+def test_stopping_a_session_whose_op_awaits_approval_is_409_and_withdrawing_says_so(server: ErpServer) -> None:
+    with server.login("sales01") as sales:
+        s, op_id = propose(server, sales, BIG_QUOTE)
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        for body in (None, {}, {"withdraw": False}):
+            r = sales.post(f"/api/agent/sessions/{s['sessionId']}/cancel", json=body)
+            assert r.status_code == 409 and r.json()["code"] == "SESSION_AWAITING_APPROVAL", r.text
+            assert "withdraw" in r.json()["error"]
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "awaiting_approval"  # nothing withdrawn
+        assert sales.post(f"/api/agent/sessions/{s['sessionId']}/cancel", json={"withdraw": "yes"}).status_code == 422
+        r = sales.post(f"/api/agent/sessions/{s['sessionId']}/cancel", json={"withdraw": True})
+        assert r.status_code == 200 and r.json()["status"] == "CANCELLED", r.text
+        assert sales.get(f"/api/ops/{op_id}").json()["state"] == "cancelled"
+    server.assert_no_server_errors()

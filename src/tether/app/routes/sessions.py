@@ -55,7 +55,7 @@ async def _within_budget(services: Services, who: Identity) -> None:
 
 
 _ARCHIVED = {"false": False, "true": True, "all": None}
-OPEN_WRITE_STATES = ("draft", "processing", "pending", "failed")  # a conversation's write that needs something
+OPEN_WRITE_STATES = ("draft", "processing", "pending", "awaiting_approval", "failed")  # a write that needs something
 
 
 async def _view(services: Services, who: Identity, s: AgentSession) -> dict[str, Any]:

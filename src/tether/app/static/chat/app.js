@@ -84,6 +84,7 @@ function wire() {
     }
   });
   $("stop").addEventListener("click", stop);
+  $("withdraw").addEventListener("click", withdraw);
   $("logout").addEventListener("click", logout);
   $("banner-login").addEventListener("click", () => openLogin());
   $("lang-switch").addEventListener("click", () => {
@@ -229,7 +230,7 @@ function listItem(listed) {
 
 // What a conversation's newest write still needs (the summary's writeState): a badge with an icon and
 // its words, so that it is not told by colour alone.
-const WRITE_ICON = { draft: "edit", processing: "sync", pending: "clock", failed: "cross" };
+const WRITE_ICON = { draft: "edit", processing: "sync", pending: "clock", awaiting_approval: "clock", failed: "cross" };
 
 function writeState(item) {
   return Object.hasOwn(WRITE_ICON, item.writeState || "") ? item.writeState : null;
@@ -245,7 +246,7 @@ function writeBadge(item) {
 // beside a write that has not happened, nor 等待确认 twice
 function convMeta(item) {
   const write = writeState(item);
-  const covered = write && (item.status === "SUCCEEDED" || item.status === "WAITING_CONFIRMATION");
+  const covered = write && (item.status === "SUCCEEDED" || item.status === "WAITING_CONFIRMATION" || write === "awaiting_approval");
   const dot = covered ? `op-${write}` : `status-${item.status}`;
   const text = [covered ? null : t(`status_${item.status}`), formatTime(item.updatedAt)].filter(Boolean).join(" · ");
   return h("span", { class: "conv-meta" }, h("span", { class: `dot ${dot}`, "aria-hidden": "true" }), text);
@@ -419,7 +420,8 @@ function onStatus(status, { ops = state.opState, lastError = status === "FAILED"
   if (opsMoved && state.sessionId && state.list.items.some((i) => i.sessionId === state.sessionId)) refreshList();
   showOpenItem();
   const pill = $("chat-status");
-  const op = status === "SUCCEEDED" && ops ? ops : null;
+  const awaiting = ops === "awaiting_approval"; // confirmed, waiting for the approvers: not 等待确认, and no 停止
+  const op = (status === "SUCCEEDED" && ops) || awaiting ? ops : null;
   pill.hidden = !status;
   pill.textContent = !status ? "" : op ? t(`pill_op_${op}`) : t(`status_${status}`);
   pill.dataset.status = status || "";
@@ -430,7 +432,8 @@ function onStatus(status, { ops = state.opState, lastError = status === "FAILED"
   error.textContent = error.hidden ? "" : lastError;
   error.title = error.textContent;
   const stoppable = status === "RUNNING" || status === "WAITING_ASYNC_CALLBACK" || status === "WAITING_CONFIRMATION" || status === "WAITING_USER_INPUT";
-  $("stop").hidden = !stoppable;
+  $("stop").hidden = !stoppable || awaiting;
+  $("withdraw").hidden = !awaiting || !status || status === "CANCELLED";
   const blocked = status === "RUNNING" || status === "WAITING_ASYNC_CALLBACK" || status === "WAITING_CONFIRMATION";
   $("send").disabled = blocked;
   $("composer-input").setAttribute("aria-busy", status === "RUNNING" ? "true" : "false");
@@ -473,6 +476,21 @@ async function stop() {
   } finally {
     $("stop").disabled = false;
     $("composer-input").focus(); // the stop button goes away with the turn
+  }
+}
+
+// 撤回申请: an explicit, confirmed action — stopping a turn never withdraws a confirmed write that
+// awaits approval (the server answers 409 SESSION_AWAITING_APPROVAL unless asked to withdraw).
+async function withdraw() {
+  if (!state.sessionId || !window.confirm(t("withdrawConfirm"))) return;
+  $("withdraw").disabled = true;
+  try {
+    await api(`/api/agent/sessions/${encodeURIComponent(state.sessionId)}/cancel`, { method: "POST", body: { withdraw: true } });
+    toast(t("withdrawn"));
+  } catch (err) {
+    if (!shownInBanner(err)) toast(t("requestFailed", { reason: err.message }));
+  } finally {
+    $("withdraw").disabled = false;
   }
 }
 

@@ -28,6 +28,7 @@ export class Conversation {
     this.rows = new Map(); // toolCallId -> timeline row
     this.cards = new Map(); // interactionId -> card
     this.ops = new Map(); // opId -> op view
+    this.opRows = new Map(); // opId -> the toolCallId of the proposal's timeline row
     this.loginPending = false;
     this.lastUser = null;
     clear(root);
@@ -84,6 +85,7 @@ export class Conversation {
   // processing, or the latest one failed.
   opSummary() {
     const states = [...this.ops.values()].map((v) => v.state);
+    if (states.includes("awaiting_approval")) return "awaiting_approval"; // a confirmed write waits for its approvers
     if (states.includes("pending")) return "pending";
     if (states.includes("processing")) return "processing";
     return states.length && states[states.length - 1] === "failed" ? "failed" : null;
@@ -91,6 +93,10 @@ export class Conversation {
 
   opsChanged() {
     if (this.disposed) return;
+    for (const [opId, view] of this.ops) { // the proposal's timeline row says what it waits for now
+      const row = view.state === "awaiting_approval" && this.rows.get(this.opRows.get(opId));
+      if (row) this.setRow(row, "waiting", t("write_awaiting_approval"));
+    }
     if (this.status) this.ctx.onStatus(this.status, { ops: this.opSummary(), lastError: this.lastError });
     const waiting = [...this.ops.values()].some((v) => !v.final && WAITING_OPS.has(v.state));
     if (!waiting) {
@@ -399,6 +405,7 @@ Conversation.prototype.interaction = function interaction(data, event, make, liv
   const card = make(data, this.ctx, this);
   this.cards.set(data.interactionId, card);
   if (card.opId) this.ops.set(card.opId, card);
+  if (card.opId && data.toolCallId) this.opRows.set(card.opId, data.toolCallId);
   block.flow.append(card.el);
   const row = this.rows.get(data.toolCallId);
   if (row) this.setRow(row, "waiting", t(`status_${data.kind === "proposal" ? "WAITING_CONFIRMATION" : "WAITING_USER_INPUT"}`));
