@@ -36,6 +36,20 @@ def approvals_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
     server.assert_no_server_errors()
 
 
+def awaiting_big_quote(chat: Any, server: ServerProcess) -> tuple[Any, str | None]:
+    """sales01 proposes the big quotation and confirms it: it waits for a sales manager."""
+    sales = chat(server)
+    sales.open()
+    sales.login_erp("sales01", facts.PASSWORD)
+    page = sales.page
+    sales.ask(BIG_QUOTE)
+    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
+    op_id = page.get_attribute(CARD, "data-op")
+    page.click(f"{CARD} button:text('确认')")
+    page.wait_for_selector(f'{CARD} .op-status[data-state="awaiting_approval"]', timeout=30_000)
+    return sales, op_id
+
+
 def test_sales01_waits_for_mgr01_who_approves_under_my_approvals_and_the_card_turns_done(
     chat: Any, approvals_server: ServerProcess
 ) -> None:
@@ -79,15 +93,8 @@ def test_mgr01_edits_the_quotation_under_my_approvals_and_it_goes_back_to_sales0
     refused beside its input and the op still waits; 30 instead of 40 is saved — the item leaves
     mgr01's list with a notice, sales01's card shows the edited diff, who edited it, and 确认
     enabled; sales01's confirm asks mgr01 afresh, for the edited quotation."""
-    sales = chat(approvals_server)
-    sales.open()
-    sales.login_erp("sales01", facts.PASSWORD)
+    sales, op_id = awaiting_big_quote(chat, approvals_server)
     page = sales.page
-    sales.ask(BIG_QUOTE)
-    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
-    op_id = page.get_attribute(CARD, "data-op")
-    page.click(f"{CARD} button:text('确认')")
-    page.wait_for_selector(f'{CARD} .op-status[data-state="awaiting_approval"]', timeout=30_000)
 
     mgr = chat(approvals_server)
     mgr.open()
@@ -142,15 +149,8 @@ def test_a_session_awaiting_approval_reads_so_and_withdrawing_is_an_explicit_con
     """Stopping a turn is not withdrawing a confirmed op (issue 36): once sales01's quotation waits
     for mgr01, the pill, the sidebar and the proposal's timeline row read 等待审批 and there is no
     red 停止; 撤回申请 asks first (dismissed: nothing happens), then withdraws the request."""
-    sales = chat(approvals_server)
-    sales.open()
-    sales.login_erp("sales01", facts.PASSWORD)
+    sales, op_id = awaiting_big_quote(chat, approvals_server)
     page = sales.page
-    sales.ask(BIG_QUOTE)
-    page.wait_for_selector(f"{CARD} button:text('确认'):enabled", timeout=60_000)
-    op_id = page.get_attribute(CARD, "data-op")
-    page.click(f"{CARD} button:text('确认')")
-    page.wait_for_selector(f'{CARD} .op-status[data-state="awaiting_approval"]', timeout=30_000)
     page.wait_for_selector('#chat-status[data-op="awaiting_approval"]', timeout=30_000)
     assert page.inner_text("#chat-status") == "等待审批"
     active = page.locator("#conversations li.active")
