@@ -84,7 +84,8 @@ def _stock(query: str) -> dict[str, Any] | None:
     filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
     return {
         "plan": _read("4001", filters, 50),
-        "answer": f"{name} 的库存（共 ${{prev.total}} 条台账记录）：\n\n${{prev|table:{DISPLAY['stock']}}}",
+        "answer": f"{name} 的库存数量合计 ${{prev|sum:qty}}（共 ${{prev.total}} 条台账记录）：\n\n"
+        f"${{prev|table:{DISPLAY['stock']}}}",
     }
 
 
