@@ -70,7 +70,7 @@ ASKS_VALUE = re.compile(r"是多少|是什么|是谁|是几|多少|几|哪个|�
 # what is left of a quantity (深沟球轴承还剩多少): the sum of the form's quantity
 REMAIN = re.compile(
     r"还剩|剩下|剩余|还有(?:多少|几)|(?<!安全)库存(?:数量|量)?(?:是|还有|有)?(?:多少|几)|(?:有|剩)(?:多少|几\S?)库存"
-    r"|how many left|left in stock|on hand|in stock|still have",
+    r"|how many left|left in stock|on hand|in stock|still have|(?<!safety )stock of",
     re.I,
 )
 # a count of kinds, not a quantity: 一共有多少种物料, 有几条库存记录
