@@ -691,3 +691,22 @@ def test_a_list_of_amounts_carries_its_total() -> None:
     plan = plans.plan_of(r, "常州力拓的报价单和金额")
     assert [s["tool"] for s in plan["plan"]] == ["read_form_data", "query_data"]
     assert "SUM(total_amount)" in plan["plan"][1]["args"]["sql"] and "合计 ${prev|sum:total_amount}" in plan["answer"]
+
+
+@pytest.mark.parametrize("question", ["帮我看一下M0020还有几桶", "how many M0004 do we still have?", "stock of M0010"])
+def test_a_stock_asked_of_a_material_is_read_from_the_stock_ledger(question: str) -> None:
+    r = reading(question, WAREHOUSE)
+    assert r.form.form_id == "4001" and r.shape == "aggregate" and r.measure is not None and r.measure.column == "qty"
+
+
+def test_a_group_shows_names_not_ids_and_a_code_with_its_name() -> None:
+    by_warehouse = plans.build_sql(reading("每个仓库各有多少条库存", WAREHOUSE))
+    assert "GROUP BY warehouse_name" in by_warehouse and "warehouse_id" not in by_warehouse
+    top = plans.build_sql(reading("库存最多的5个物料", WAREHOUSE))
+    assert "MAX(material_name) AS material_name" in top and "ORDER BY qty DESC LIMIT 5" in top
+
+
+def test_a_list_through_sql_says_how_many_rows_match() -> None:
+    plan = plans.plan_of(reading("这个月到期的应付有哪些", FINANCE), "这个月到期的应付有哪些")
+    assert [s["tool"] for s in plan["plan"]] == ["query_data", "query_data"]
+    assert plan["plan"][1]["args"]["sql"].startswith("SELECT COUNT(*)") and "共 ${prev.rows.0.0} 条" in plan["answer"]
