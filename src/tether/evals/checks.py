@@ -87,6 +87,39 @@ def returned_rows(step: dict[str, Any]) -> bool:
     return bool(result)
 
 
+# an answer that is only a count of records (or of a field's values): "共 7 条。", "1 different 联系电话."
+_COUNT_ONLY = re.compile(r"(?:共\s*[\d,]+\s*(?:条|个)(?:（不同的值）)?。|[\d,]+ (?:records|different [^\n]+)\.)\s*$")
+_TOTAL = re.compile(r"(?:合计|总计|一共|total)[^\n]{0,40}?\d", re.I)
+
+
+def _rows(step: dict[str, Any]) -> list[Any] | None:
+    result = step.get("result")
+    return result.get("rows") if isinstance(result, dict) and isinstance(result.get("rows"), list) else None
+
+
+def _sql(step: dict[str, Any]) -> str:
+    return str((step.get("args") or {}).get("sql") or "").upper() if step.get("toolId") == "query_data" else ""
+
+
+def shape_problem(shape: str, answer: str, reads: list[dict[str, Any]]) -> str:
+    """Whether the answer has the shape the question asks — the facts alone would pass a sum of
+    seven quotations that lists the latest among them, or a row count where a quantity was asked."""
+    if not shape:
+        return ""
+    if shape == "value":
+        return "a value was asked; the answer is a count" if _COUNT_ONLY.search(answer.strip()) else ""
+    if shape == "quantity":
+        summed = any("SUM(" in _sql(s) for s in reads) or bool(_TOTAL.search(answer))
+        return "" if summed else "a quantity was asked; no read summed the quantity field"
+    if shape == "latest":
+        one = any(_rows(s) is not None and len(_rows(s) or []) == 1 and "ORDER BY" in _sql(s) for s in reads)
+        return "" if one else "the latest record was asked; no read returned one record ordered by its date"
+    if shape == "top":
+        ranked = any("ORDER BY" in _sql(s) and "LIMIT" in _sql(s) for s in reads)
+        return "" if ranked else "a top-N was asked; no read ranked the records"
+    return "" if _TOTAL.search(answer) else "a list of amounts was asked; the answer carries no total"
+
+
 def _reads_verdict(task: Task, reads: list[dict[str, Any]]) -> Verdict | None:
     if task.refuse:
         refused = set(task.forms)
@@ -139,6 +172,9 @@ def judge(
         if not result.ok:
             outcome = "wrong" if answered_with_data or fact.kind == "none" else "no_answer"
             return Verdict(False, "facts", f"{fact.kind}: {result.detail}", outcome)
+    problem = shape_problem(task.shape, answer, reads)
+    if problem:
+        return Verdict(False, "shape", problem, "wrong" if answered_with_data else "no_answer")
     if task.category == "clarify" and not talk.questions:
         return Verdict(False, "no_question", "the request is ambiguous: the agent should have asked", "wrong")
     for replay in talk.replays:

@@ -75,6 +75,7 @@ class Task:
     max_rounds: int | None = None
     fast: bool = False  # part of the `make test` subset
     vars: dict[str, str] | None = None  # name -> SQL over the ERP template: {name} in the task is its value
+    shape: str = ""  # the answer's shape (checks.SHAPES): value | quantity | latest | top | total
     path: str = ""
 
     @property
@@ -152,7 +153,9 @@ TASK_FIELDS = {
     "max_rounds",
     "fast",
     "vars",
+    "shape",
 }
+SHAPES = ("value", "quantity", "latest", "top", "total")
 
 
 def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path) -> Task:
@@ -173,6 +176,8 @@ def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path)
     reference = merged.get("reference") or []
     if not isinstance(reference, list) or not all(isinstance(r, dict) and "tool" in r for r in reference):
         raise TaskError(f"{where}: reference is a list of {{tool, args}} calls")
+    if merged.get("shape", "") not in ("", *SHAPES):
+        raise TaskError(f"{where}: shape must be one of {', '.join(SHAPES)}")
     filters = merged.get("filters")
     if filters is not None and not isinstance(filters, dict):
         raise TaskError(f"{where}: filters maps a filter name to its value (~ for any value)")
@@ -192,6 +197,7 @@ def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path)
         max_rounds=merged.get("max_rounds"),
         fast=bool(merged.get("fast", False)),
         vars={str(k): str(v) for k, v in (merged.get("vars") or {}).items()} or None,
+        shape=str(merged.get("shape") or ""),
         path=str(path),
     )
 

@@ -303,6 +303,7 @@ class PlannerModel:
             "extract": extracted,
             "steps": steps,
             "prev": steps[-1] if steps else None,
+            "prev2": steps[-2] if len(steps) > 1 else None,  # the step before it (a sum, then its rows)
         }
 
     def _call(self, step: dict[str, Any], scope: dict[str, Any]) -> ModelReply:

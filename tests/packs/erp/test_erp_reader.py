@@ -650,3 +650,63 @@ def test_how_much_money_is_a_sum_without_saying_total(question: str, cat: Catalo
 @pytest.mark.parametrize("question", ["报价单总数是多少", "总共有几张报价单"])
 def test_a_total_number_is_a_count(question: str) -> None:
     assert reading(question, SALES).shape == "count"
+
+
+# ---- the answer has the shape of the question (issue 37's wrong answers) ------------------------------
+
+
+@pytest.mark.parametrize(
+    "question", ["常州力拓最近一张报价单多少钱", "力拓最新的报价单金额", "latest quotation for 常州力拓?"]
+)
+def test_the_latest_record_is_one_record_by_its_date_never_the_sum(question: str) -> None:
+    r = reading(question, SALES)
+    sql = plans.build_sql(r)
+    assert r.latest and r.shape == "top" and r.agg is None
+    assert "ORDER BY bill_date DESC, bill_no DESC LIMIT 1" in sql and "SUM(" not in sql and "total_amount" in sql
+
+
+@pytest.mark.parametrize("question", ["What is the phone number of 恒达?", "恒达的电话号码是多少"])
+def test_a_value_asked_is_the_value_never_a_count(question: str) -> None:
+    r = reading(question, SALES)
+    assert r.shape == "field" and [f.column for f in r.asked] == ["phone"]
+
+
+@pytest.mark.parametrize(
+    "question", ["M0005还剩几个", "M0005库存多少", "伺服电机还剩几台", "how many M0005 are left in stock?"]
+)
+def test_a_quantity_asked_is_the_sum_of_the_quantity_with_its_rows(question: str) -> None:
+    r = reading(question, WAREHOUSE)
+    plan = plans.plan_of(r, question)
+    assert r.shape == "aggregate" and r.agg == "sum" and r.measure is not None and r.measure.column == "qty"
+    assert [s["tool"] for s in plan["plan"]] == ["query_data", "query_data"]
+    assert "SUM(qty)" in plan["plan"][0]["args"]["sql"] and "${prev|table}" in plan["answer"]
+
+
+def test_a_count_of_kinds_stays_a_count() -> None:
+    assert reading("一共几个仓库", WAREHOUSE).shape == "count"
+
+
+def test_a_list_of_amounts_carries_its_total() -> None:
+    r = reading("常州力拓的报价单和金额", SALES)
+    plan = plans.plan_of(r, "常州力拓的报价单和金额")
+    assert [s["tool"] for s in plan["plan"]] == ["read_form_data", "query_data"]
+    assert "SUM(total_amount)" in plan["plan"][1]["args"]["sql"] and "合计 ${prev|sum:total_amount}" in plan["answer"]
+
+
+@pytest.mark.parametrize("question", ["帮我看一下M0020还有几桶", "how many M0004 do we still have?", "stock of M0010"])
+def test_a_stock_asked_of_a_material_is_read_from_the_stock_ledger(question: str) -> None:
+    r = reading(question, WAREHOUSE)
+    assert r.form.form_id == "4001" and r.shape == "aggregate" and r.measure is not None and r.measure.column == "qty"
+
+
+def test_a_group_shows_names_not_ids_and_a_code_with_its_name() -> None:
+    by_warehouse = plans.build_sql(reading("每个仓库各有多少条库存", WAREHOUSE))
+    assert "GROUP BY warehouse_name" in by_warehouse and "warehouse_id" not in by_warehouse
+    top = plans.build_sql(reading("库存最多的5个物料", WAREHOUSE))
+    assert "MAX(material_name) AS material_name" in top and "ORDER BY qty DESC LIMIT 5" in top
+
+
+def test_a_list_through_sql_says_how_many_rows_match() -> None:
+    plan = plans.plan_of(reading("这个月到期的应付有哪些", FINANCE), "这个月到期的应付有哪些")
+    assert [s["tool"] for s in plan["plan"]] == ["query_data", "query_data"]
+    assert plan["plan"][1]["args"]["sql"].startswith("SELECT COUNT(*)") and "共 ${prev.rows.0.0} 条" in plan["answer"]

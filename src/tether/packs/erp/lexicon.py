@@ -48,13 +48,15 @@ LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日")
 LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别")  # a bracketed unit goes first: schema.without_unit
 
 COUNT = re.compile(  # 哪几家 asks which, not how many
-    r"总数|(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|number of|count",
+    r"总数|(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|(?<!phone )(?<!□ )number of|count",
     re.I,
 )
 SUM = re.compile(  # 总 right before a field the metadata explained: 总金额, 总数量; 收了多少款: how much money
     r"一共|总共|合计|总计|总额|总金额|总(?=□)|累计|加起来|总和|共计|in total|total|sum", re.I
 )
-HOW_MUCH = re.compile(r"多少(?:钱|款)|how much")  # 收了多少款: a sum of money, asked without 一共
+HOW_MUCH = re.compile(
+    r"多少(?:钱|款)|(?:欠|回款|收款|付款|开票)[^，。 ]{0,20}?多少|how much"
+)  # 收了多少款: a sum of money, asked without 一共
 AVG = re.compile(r"平均|均值|average|mean", re.I)
 MAX = re.compile(r"最大|最高|最多|最贵|最久|最长|highest|largest|max(?:imum)?|biggest", re.I)
 MIN = re.compile(r"最小|最低|最少|最便宜|最短|lowest|smallest|min(?:imum)?", re.I)
@@ -66,7 +68,19 @@ WHICH = re.compile(r"哪(?:个|家|位|一|种)(?P<w>\w{1,6})|谁的|which (?P<e
 BEST_OF = re.compile(r"最(?:大|多|高|小|少|低|久|长|短)的(?P<w>\w{1,6})")
 ASKS_VALUE = re.compile(r"是多少|是什么|是谁|是几|多少|几|哪个|哪天|什么|what|which|how much", re.I)
 # what is left of a quantity (深沟球轴承还剩多少): the sum of the form's quantity
-REMAIN = re.compile(r"还剩|剩下|剩余|how many left|left in stock", re.I)
+REMAIN = re.compile(
+    r"还剩|剩下|剩余|还有(?:多少|几)|(?<!安全)库存(?:数量|量)?(?:是|还有|有)?(?:多少|几)|(?:有|剩)(?:多少|几\S?)库存"
+    r"|how many left|left in stock|on hand|in stock|still have|(?<!safety )stock of",
+    re.I,
+)
+# a count of kinds, not a quantity: 一共有多少种物料, 有几条库存记录
+KINDS = re.compile(r"(?:多少|几)\s*(?:种|类|条|项|个仓库|家)|how many (?:kinds|items|materials|records)", re.I)
+# one record, the newest by its date: 最近一张报价单, 最新的订单, the latest receipt
+LATEST = re.compile(
+    r"最近(?:的)?\s*(?:一|1|那)\s*(?:张|次|笔|单|个|条|批|份)|最新|最后\s*(?:一|1)\s*(?:张|次|笔|单)"
+    r"|latest|most recent|newest|last (?:one|record)",
+    re.I,
+)
 # what is still owed (欠供应商的钱, 未收): the balance, not the bill's total
 OWED = re.compile(r"欠|未付|未收|还没付|还没收|余额|outstanding|owed?|unpaid", re.I)
 MONEY = re.compile(r"钱|款|金额|多少元|营收|销售额|回款|收入|money|amount|revenue", re.I)
@@ -136,6 +150,22 @@ FILLER = tuple(
             "所有",
             "全部",
             "现在",
+            "来着",
+            # measure words after 几/多少 (几台, 多少米, 几桶): the unit, not a word to place
+            "台",
+            "桶",
+            "米",
+            "吨",
+            "根",
+            "盒",
+            "只",
+            "件",
+            "套",
+            "块",
+            "元",
+            "那边",
+            "这边",
+            "呀",
             "目前",
             "当前",
             "还",
@@ -230,6 +260,15 @@ FILLER = tuple(
             "负责",
             "相关",
             "show",
+            "latest",
+            "newest",
+            "recent",
+            "most",
+            "still",
+            "left",
+            "hand",
+            "pcs",
+            "please",
             "list",
             "me",
             "all",

@@ -84,7 +84,8 @@ def _stock(query: str) -> dict[str, Any] | None:
     filters, name = {"material_code": code.group(0).upper()}, code.group(0).upper()
     return {
         "plan": _read("4001", filters, 50),
-        "answer": f"{name} 的库存（共 ${{prev.total}} 条台账记录）：\n\n${{prev|table:{DISPLAY['stock']}}}",
+        "answer": f"{name} 的库存数量合计 ${{prev|sum:qty}}（共 ${{prev.total}} 条台账记录）：\n\n"
+        f"${{prev|table:{DISPLAY['stock']}}}",
     }
 
 
@@ -146,7 +147,8 @@ def _quotation(query: str) -> dict[str, Any] | None:
     return {
         "plan": [{"tool": "lookup_record", "args": {"form_id": "2001", "record_id": bill_no}}],
         "answer": f"报价单 {bill_no}：客户 ${{prev.master.customer_name}}，日期 ${{prev.master.bill_date}}，"
-        "状态 ${prev|label:status}，金额合计 ${prev.master.total_amount} 元。备注：${prev.master.remark}\n\n"
+        "状态 ${prev|label:status}，交期 ${prev|label:delivery_days} 天，金额合计 ${prev.master.total_amount} 元。"
+        "备注：${prev|label:remark}\n\n"
         f"明细（${{prev.details.total}} 行）：\n\n${{prev.details|table:{DISPLAY['quotation_lines']}}}",
     }
 

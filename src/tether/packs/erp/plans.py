@@ -74,20 +74,54 @@ def build_sql(reading: Reading) -> str:
         order = measure or "record_count"
         limit = reading.top or 50
         way = "ASC" if reading.ascending else "DESC"
+        named = name_beside(reading)
+        beside = f", MAX({named}) AS {named}" if named else ""
         return (
-            f"SELECT {reading.group}, COUNT(*) AS record_count{total} FROM {form.view}{tail} "
+            f"SELECT {reading.group}{beside}, COUNT(*) AS record_count{total} FROM {form.view}{tail} "
             f"GROUP BY {reading.group} ORDER BY {order} {way} LIMIT {limit}"
         )
     if reading.shape == "count":
         counted = f"DISTINCT {reading.distinct.column}" if reading.distinct else "*"
         return f"SELECT COUNT({counted}) AS record_count FROM {form.view}{tail}"
+    return f"SELECT {', '.join(_columns(reading))} FROM {form.view}{tail}{_order(reading)} LIMIT {reading.top or LIST_SIZE}"
+
+
+def _columns(reading: Reading) -> list[str]:
+    """A table's columns: the form's display columns, what was asked first for the latest record."""
+    form, measure = reading.form, reading.measure.column if reading.measure else None
     columns = display_columns(form)
+    if reading.latest:
+        names = [c for c in NAME_COLUMNS if c in form.columns][:2]
+        columns = [*names, *(f.column for f in reading.asked), *columns]
     if measure and measure not in columns:
         columns.append(measure)
+    return [c for c in dict.fromkeys(columns) if not form.columns or c in form.columns]
+
+
+def _order(reading: Reading) -> str:
+    measure = reading.measure.column if reading.measure else None
+    if reading.shape != "top" or not measure:
+        return ""
     way = "ASC" if reading.ascending else "DESC"
-    order = f" ORDER BY {measure} {way}" if reading.shape == "top" and measure else ""
-    limit = reading.top or LIST_SIZE
-    return f"SELECT {', '.join(columns)} FROM {form.view}{tail}{order} LIMIT {limit}"
+    tie = f", bill_no {way}" if reading.latest and "bill_no" in reading.form.columns else ""
+    return f" ORDER BY {measure} {way}{tie}"
+
+
+def rows_sql(reading: Reading) -> str:
+    """The rows a sum adds up (还剩几个: each warehouse's stock beside the total)."""
+    where = _where(reading)
+    tail = f" WHERE {' AND '.join(where)}" if where else ""
+    return f"SELECT {', '.join(_columns(reading))} FROM {reading.form.view}{tail} LIMIT {LIST_SIZE}"
+
+
+def name_beside(reading: Reading) -> str | None:
+    """A code grouped by is shown with its name (C0001 and 苏州工业园区恒达…; M0015 and 工业铝型材)."""
+    group, columns = reading.group or "", reading.form.columns
+    stem = group[: -len("code")] if group.endswith("code") else None
+    if stem is None:
+        return None
+    name = f"{stem}name" if stem else "name"
+    return name if name in columns else None
 
 
 def _lead(reading: Reading) -> str:
@@ -136,12 +170,16 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
             zh = (
                 label if agg == "sum" and label.endswith("合计") else f"{label}{AGG_ZH[agg]}"
             )  # 含税合计, not 含税合计合计
+            src = "prev2" if reading.beside else "prev"
             text = (
-                f"{lead}: {what} = ${{prev|sum:{measure}}} (over ${{prev.rows.0.1}} records)."
+                f"{lead}: {what} = ${{{src}|sum:{measure}}} (over ${{{src}.rows.0.1}} records)."
                 if en
-                else f"{lead}：{zh} ${{prev|sum:{measure}}}（共 ${{prev.rows.0.1}} 条记录）。"
+                else f"{lead}：{zh} ${{{src}|sum:{measure}}}（共 ${{{src}.rows.0.1}} 条记录）。"
             )
-            return {"plan": [step], "answer": text}
+            if not reading.beside:
+                return {"plan": [step], "answer": text}
+            rows = {"tool": "query_data", "args": {"question": question, "sql": rows_sql(reading)}}
+            return {"plan": [step, rows], "answer": text + "\n\n${prev|table}"}
         if reading.shape == "count" and reading.distinct:
             label = _label(reading, reading.distinct.column)
             text = (
@@ -154,7 +192,7 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
             text = f"{lead}: ${{prev.rows.0.0}} records." if en else f"{lead}：共 ${{prev.rows.0.0}} 条。"
             return {"plan": [step], "answer": text}
         if reading.group:
-            columns = ",".join(c for c in (reading.group, "record_count", measure) if c)
+            columns = ",".join(c for c in (reading.group, name_beside(reading), "record_count", measure) if c)
             head = f"by {_label(reading, reading.group)}" if en else f"按{_label(reading, reading.group)}汇总"
             top = f" top {reading.top}" if en and reading.top else (f"前 {reading.top} 名" if reading.top else "")
             text = (
@@ -163,8 +201,26 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
                 else f"{lead}，{head}{top}：\n\n${{prev|table:{columns}}}"
             )
             return {"plan": [step], "answer": text}
-        text = f"{lead}:\n\n${{prev|table}}" if en else f"{lead}：\n\n${{prev|table}}"
-        return {"plan": [step], "answer": text}
+        if reading.latest:
+            what = _label(reading, reading.measure.column if reading.measure else None)
+            head = f"the latest by {what}" if en else f"按{what}最新的一条"
+            text = f"{lead}, {head}:\n\n${{prev|table}}" if en else f"{lead}，{head}：\n\n${{prev|table}}"
+            return {"plan": [step], "answer": text}
+        if reading.top:
+            text = f"{lead}:\n\n${{prev|table}}" if en else f"{lead}：\n\n${{prev|table}}"
+            return {"plan": [step], "answer": text}
+        where = _where(reading)  # a list through SQL says how many rows there are, not only 20 of them
+        tail = f" WHERE {' AND '.join(where)}" if where else ""
+        count = {
+            "tool": "query_data",
+            "args": {"question": question, "sql": f"SELECT COUNT(*) AS record_count FROM {form.view}{tail}"},
+        }
+        text = (
+            f"{lead}: ${{prev.rows.0.0}} records (first {LIST_SIZE} shown).\n\n${{prev2|table}}"
+            if en
+            else f"{lead}：共 ${{prev.rows.0.0}} 条（至多显示 {LIST_SIZE} 条）。\n\n${{prev2|table}}"
+        )
+        return {"plan": [step, count], "answer": text}
     size = 1 if reading.shape == "count" else LIST_SIZE
     step = {
         "tool": "read_form_data",
@@ -182,6 +238,23 @@ def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
         return {"plan": [step], "answer": text}
     columns = ",".join(display_columns(form))
     shown = f" (first {LIST_SIZE} shown)" if en else f"（至多显示 {LIST_SIZE} 条）"
+    if reading.beside and reading.measure:  # the list's amounts with their total, over every row
+        measure, label = reading.measure.column, _label(reading, reading.measure.column)
+        where = _where(reading)
+        tail = f" WHERE {' AND '.join(where)}" if where else ""
+        total = {
+            "tool": "query_data",
+            "args": {
+                "question": question,
+                "sql": f"SELECT SUM({measure}) AS {measure}, COUNT(*) AS record_count FROM {form.view}{tail}",
+            },
+        }
+        text = (
+            f"{lead}: ${{prev2.total}} records{shown}, {label} total ${{prev|sum:{measure}}}.\n\n${{prev2|table:{columns}}}"
+            if en
+            else f"{lead}：共 ${{prev2.total}} 条{shown}，{label}合计 ${{prev|sum:{measure}}}。\n\n${{prev2|table:{columns}}}"
+        )
+        return {"plan": [step, total], "answer": text}
     text = (
         f"{lead}: ${{prev.total}} records{shown}.\n\n${{prev|table:{columns}}}"
         if en

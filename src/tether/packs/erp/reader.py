@@ -28,7 +28,7 @@ from tether.packs.erp.mentions import (
 )
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
-from tether.packs.erp.shapes import group_column, group_word, money_field, shape
+from tether.packs.erp.shapes import group_column, group_word, money_field, quantity_field, shape
 from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, find_terms, free
 
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
@@ -138,7 +138,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         names = [f.name for f in forms if f.form_id in chosen]
         ask = "Which form do you mean?" if english else "您问的是哪张表单？"
         return Ask(ask + " " + " / ".join(names), names)
-    form = next(f for f in forms if f.form_id == chosen[0])
+    form = _stocked(next(f for f in forms if f.form_id == chosen[0]), forms, mentions, text)
     unused = _unused(terms, form)
     if unused:
         return Refusal(_not_on_form(unused, form, forms, english))
@@ -152,6 +152,16 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
         return _which_amount(reading, forms, text, english)
     return reading
+
+
+def _stocked(form: FormMeta, forms: list[FormMeta], mentions: list[list[Mention]], text: str) -> FormMeta:
+    """M0020还有几桶 names a material, and asks its stock: the one granted form with a stock
+    quantity that holds the record, not the material master (which would answer with a row count)."""
+    if not lexicon.REMAIN.search(text) or quantity_field(form) is not None:
+        return form
+    seen = {m.seen.form_id for group in mentions for m in group}
+    stocked = [f for f in forms if f.form_id in seen and (q := quantity_field(f)) is not None and "库存" in q.label]
+    return stocked[0] if len(stocked) == 1 else form
 
 
 def _which_amount(reading: Reading, forms: list[FormMeta], text: str, english: bool) -> Outcome:

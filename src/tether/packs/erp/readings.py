@@ -27,6 +27,8 @@ class Reading:
     english: bool = False
     chosen: bool = False  # read again with the user's pick of candidates
     distinct: FieldMeta | None = None  # a count of a field's values (几个仓库), not of the records
+    latest: bool = False  # one record, the newest by ``measure`` (its date): 最近一张, latest
+    beside: bool = False  # a sum shown with the rows it adds up (还剩几个: the stock rows too)
 
     @property
     def needs_sql(self) -> bool:

@@ -26,6 +26,30 @@ def quantity_field(form: FormMeta) -> FieldMeta | None:
     return next((f for f in form.fields if f.numeric and "量" in f.label), None)
 
 
+def date_field(form: FormMeta) -> FieldMeta | None:
+    """The date a record is ordered by: its bill date filter's column, else its first date field."""
+    column = next((f.column for f in form.filters if f.type == "date"), None)
+    named = form.field(column) if column else None
+    return named or next((f for f in form.fields if f.type == "date"), None)
+
+
+def _latest(reading: Reading, text: str, terms: list[Term], top: int | None) -> bool:
+    """最近一张报价单多少钱: the newest record (by its date) and what was asked of it, never the sum of all."""
+    if top not in (None, 1) or not lexicon.LATEST.search(text):
+        return False
+    when = date_field(reading.form)
+    if when is None:
+        return False
+    form = reading.form
+    asked = [
+        t.target for t in terms if t.form_id == form.form_id and t.kind == "label" and isinstance(t.target, FieldMeta)
+    ]
+    money = money_field(form, text) if lexicon.MONEY.search(text) or lexicon.HOW_MUCH.search(text) else None
+    reading.shape, reading.top, reading.measure, reading.latest = "top", 1, when, True
+    reading.asked = list(dict.fromkeys([*asked, *([money] if money else [])]))
+    return True
+
+
 def group_word(text: str) -> str | None:
     """The word a question groups or ranks by: 按客户汇总 → 客户; 金额最大的5个客户 → 个客户."""
     if group := lexicon.GROUP.search(text):
@@ -39,17 +63,24 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     form = reading.form
     own_labels = [t for t in terms if t.form_id == form.form_id and t.kind == "label"]
     numeric = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.numeric]
+    if _latest(reading, text, terms, top):
+        return
     grouped = group_column(form, group_word(text))
     if top:
         reading.shape, reading.top = "top", top
-        reading.measure = numeric[0] if numeric else money_field(form, text)
+        reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
         reading.group = grouped
         return
     if grouped:
         reading.shape, reading.group = "group", grouped
-        reading.measure = numeric[0] if numeric else money_field(form, text)
+        reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
         return
     named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
+    quantity = next((f for f in numeric if "量" in f.label), None) or quantity_field(form)
+    if quantity is not None and lexicon.REMAIN.search(text) and not lexicon.KINDS.search(text):
+        # 还剩几个 / 库存多少: the sum of the quantity, with the rows it adds up beside it
+        reading.shape, reading.agg, reading.measure, reading.beside = "aggregate", "sum", quantity, True
+        return
     if lexicon.COUNT.search(residual):
         reading.shape = "count"
         reading.distinct = _counted_field(reading, own_labels, named)
@@ -62,7 +93,7 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         return
     for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
         said = pattern.search(residual) or (agg == "sum" and lexicon.HOW_MUCH.search(text))
-        if said and (numeric or lexicon.MONEY.search(text)):
+        if said and (numeric or lexicon.MONEY.search(text) or lexicon.OWED.search(text)):
             reading.shape, reading.agg = "aggregate", agg
             reading.measure = numeric[0] if numeric else money_field(form, text)
             return
@@ -76,6 +107,15 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         return
     if numeric and lexicon.SUM.search(residual):
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
+        return
+    money = money_field(form, text) if lexicon.MONEY.search(text) else None
+    if money is not None:  # 报价单和金额: a list of amounts carries their total
+        reading.measure, reading.beside = money, True
+
+
+def _stock_measure(form: FormMeta, text: str) -> FieldMeta | None:
+    """库存最多的5个物料 / 各仓库分别有多少: the quantity, where the question names the stock."""
+    return quantity_field(form) if lexicon.REMAIN.search(text) or "库存" in text or "多少" in text else None
 
 
 def _counted_field(reading: Reading, own_labels: list[Term], named: set[tuple[int, int]]) -> FieldMeta | None:
@@ -104,7 +144,7 @@ def _which_is_extreme(reading: Reading, text: str, residual: str, numeric: list[
     if which is None:
         return False
     word = which.group("w") if "w" in which.groupdict() and which.group("w") else which.groupdict().get("e")
-    measure = numeric[0] if numeric else money_field(reading.form, text)
+    measure = numeric[0] if numeric else (money_field(reading.form, text) or _stock_measure(reading.form, text))
     if measure is None:
         return False
     column = group_column(reading.form, word)
@@ -119,7 +159,15 @@ def _filtered_columns(reading: Reading) -> set[str]:
 
 
 def group_column(form: FormMeta, word: str | None) -> str | None:
-    """The column a group-by word names (客户 → customer_name, via the filter labelled 客户名称)."""
+    """The column a group-by word names (客户 → customer_name, via the filter labelled 客户名称); an
+    id column by the name beside it in the view (warehouse_id → warehouse_name)."""
+    column = _group_column(form, word)
+    if column and column.endswith("_id") and f"{column[:-3]}_name" in form.columns:
+        return f"{column[:-3]}_name"
+    return column
+
+
+def _group_column(form: FormMeta, word: str | None) -> str | None:
     if not word:
         return None
     for f in form.filters:
