@@ -65,8 +65,12 @@ def prepare(settings: TrytonSettings, *, fresh: bool = False) -> dict[str, int] 
     config = write_config(settings, building)
     (building / sqlite.name).touch()
     counts = _build(settings, config)
-    sqlite.unlink(missing_ok=True)
-    os.replace(building / sqlite.name, sqlite)
+    # the seed's last transactions may still sit in SQLite's write-ahead log beside the file: move it too
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        target = sqlite.with_name(sqlite.name + suffix)
+        target.unlink(missing_ok=True)
+        if (built := building / target.name).exists():
+            os.replace(built, target)
     shutil.rmtree(building, ignore_errors=True)
     write_config(settings)
     return counts
