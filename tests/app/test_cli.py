@@ -88,3 +88,16 @@ def test_db_upgrade_creates_the_schema(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     tables = {r[0] for r in sqlite3.connect(tmp_path / "fresh.db").execute("select name from sqlite_master")}
     assert {"agent_session", "agent_message", "agent_event", "async_job", "dsl_instance"} <= tables
+
+
+def test_eval_from_another_folder_finds_the_suites_or_says_what_to_do(tmp_path: Path) -> None:
+    """`tether eval` outside the repository root: the checkout's suites, or one sentence, never a traceback."""
+    none = tether("eval", "run", "--tasks", "no-such-task", cwd=tmp_path)
+    assert none.returncode == 2 and "Traceback" not in none.stderr, none.stderr
+    assert "no task of suite 'all' under" in none.stderr and "matches 'no-such-task'" in none.stderr
+    nowhere = tether("eval", "run", "--tasks-root", "nowhere", cwd=tmp_path)
+    assert nowhere.returncode == 2 and "Traceback" not in nowhere.stderr, nowhere.stderr
+    assert nowhere.stderr.strip() == (
+        "tether eval: no task suites at nowhere/: run it in the tether checkout (where evals/ is), "
+        "or pass --tasks-root with the folder of the suites"
+    )
