@@ -98,13 +98,35 @@ def _settings(args: argparse.Namespace) -> Any:
     return create_settings(**overrides)
 
 
+EMBEDDED_ERP = "tether.erp_demo.pack"
+
+
+def _with_approval_policy(settings: Any) -> Any:
+    """The settings a server starts with, its approval policy said on one line: the one
+    TETHER_APPROVAL_POLICIES names (``none``: none); unset, on the embedded default (the packs as
+    shipped, the demo ERP among them) the shipped demo policy (the demo company's: docs/approvals.md);
+    else none."""
+    from tether.ops.approvals.source import DEMO_POLICY
+
+    embedded = "packs" not in settings.model_fields_set and EMBEDDED_ERP in settings.pack_refs
+    if settings.approval_policies is None and embedded:
+        settings = settings.model_copy(update={"approval_policies": str(DEMO_POLICY)})
+        said = f"the shipped demo policy {DEMO_POLICY} (TETHER_APPROVAL_POLICIES names another, or none)"
+    elif settings.approval_policy:
+        said = f"{settings.approval_policy} (TETHER_APPROVAL_POLICIES)"
+    else:
+        said = "none (TETHER_APPROVAL_POLICIES names a policy file)"
+    print(f"tether: approval policy: {said}", flush=True)
+    return settings
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from tether.app.main import create_app
     from tether.wiring import check_schemas
 
-    settings = _settings(args)
+    settings = _with_approval_policy(_settings(args))
     app = create_app(settings)
     check_schemas(app.state.services)  # a refusal is one line here, not a start-up traceback
     uvicorn.run(
@@ -255,12 +277,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from tether.demo import run_demo
 
-    settings = _settings(args)
-    if settings.approval_policies is None:  # the demo company's approval policy (docs/approvals.md)
-        from tether.ops.approvals.source import DEMO_POLICY
-
-        settings = settings.model_copy(update={"approval_policies": str(DEMO_POLICY)})
-    return run_demo(settings, args.host, args.port, serve=not args.no_serve)
+    return run_demo(_with_approval_policy(_settings(args)), args.host, args.port, serve=not args.no_serve)
 
 
 def parser() -> argparse.ArgumentParser:

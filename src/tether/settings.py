@@ -70,7 +70,8 @@ class Settings(BaseSettings):
     approval_policies: str | None = Field(
         None,
         description="path of the approval policy YAML (docs/approvals.md): ops a rule matches wait for approvers "
-        "after their confirm; read again when it changes; a file that does not parse stops the start",
+        "after their confirm; read again when it changes; a file that does not parse stops the start; `none`: "
+        "no approvals (unset: `tether serve` and `tether demo` on the embedded default use the shipped demo policy)",
     )
     op_ttl_s: float = Field(86_400.0, ge=60, description="a write proposal not confirmed within this expires")
     op_lease_s: float = Field(
@@ -139,6 +140,12 @@ class Settings(BaseSettings):
         min_length=1,
         description="prefix of the abuse counters' keys (Redis or the database); one per deployment",
     )
+
+    @property
+    def approval_policy(self) -> str | None:
+        """The approval policy file in force: TETHER_APPROVAL_POLICIES, where ``none`` names none."""
+        value = (self.approval_policies or "").strip()
+        return None if value.lower() in ("", "none") else value
 
     @property
     def pack_refs(self) -> list[str]:

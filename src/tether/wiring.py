@@ -229,10 +229,10 @@ def build_services(settings: Settings, *, model: ChatModel | None = None, packs:
     )
     ops = runtime.ops
     assert isinstance(ops, OpService)
-    if settings.approval_policies:  # the approval gate between an op's confirm and its execution
+    if settings.approval_policy:  # the approval gate between an op's confirm and its execution
         from tether.ops.approvals.wiring import install_approvals
 
-        install_approvals(ops, settings.approval_policies)
+        install_approvals(ops, settings.approval_policy)
     return Services(
         settings,
         store,

@@ -88,3 +88,38 @@ def test_db_upgrade_creates_the_schema(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     tables = {r[0] for r in sqlite3.connect(tmp_path / "fresh.db").execute("select name from sqlite_master")}
     assert {"agent_session", "agent_message", "agent_event", "async_job", "dsl_instance"} <= tables
+
+
+def test_eval_from_another_folder_finds_the_suites_or_says_what_to_do(tmp_path: Path) -> None:
+    """`tether eval` outside the repository root: the checkout's suites, or one sentence, never a traceback."""
+    none = tether("eval", "run", "--tasks", "no-such-task", cwd=tmp_path)
+    assert none.returncode == 2 and "Traceback" not in none.stderr, none.stderr
+    assert "no task of suite 'all' under" in none.stderr and "matches 'no-such-task'" in none.stderr
+    nowhere = tether("eval", "run", "--tasks-root", "nowhere", cwd=tmp_path)
+    assert nowhere.returncode == 2 and "Traceback" not in nowhere.stderr, nowhere.stderr
+    assert nowhere.stderr.strip() == (
+        "tether eval: no task suites at nowhere/: run it in the tether checkout (where evals/ is), "
+        "or pass --tasks-root with the folder of the suites"
+    )
+
+
+def test_serve_on_the_embedded_erp_runs_the_demo_policy_unless_told_otherwise(tmp_path: Path) -> None:
+    """`make serve` as the chat page section has it: the 50,000 元 approval is there to try; the
+    operator may name another policy or none; the start says which."""
+    from tests.servers import ServerProcess
+    from tether.ops.approvals.source import DEMO_POLICY
+
+    server = ServerProcess(tmp_path, {}).start(timeout=180)  # the packs as shipped
+    try:
+        with server.client() as alice:
+            assert alice.get("/api/approvals").status_code == 200
+    finally:
+        server.stop()
+    assert f"tether: approval policy: the shipped demo policy {DEMO_POLICY}" in server.log_text()
+    off = ServerProcess(tmp_path, {"TETHER_APPROVAL_POLICIES": "none"}).start(timeout=120)
+    try:
+        with off.client() as alice:
+            assert alice.get("/api/approvals").status_code == 404
+    finally:
+        off.stop()
+    assert "tether: approval policy: none (TETHER_APPROVAL_POLICIES names a policy file)" in off.log_text()

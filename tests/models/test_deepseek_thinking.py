@@ -104,17 +104,47 @@ def test_a_finance_turn_with_two_tool_rounds_succeeds_on_deepseek_thinking_mode(
     assert answer["data"]["content"] == tokens and "reasoning" not in answer["data"]
 
 
-def test_without_the_deepseek_profile_the_second_round_is_refused_and_says_what_to_set(tmp_path: Path) -> None:
+def test_behind_a_gateway_the_rule_is_learned_from_the_400_and_kept(tmp_path: Path) -> None:
+    """A provider tether does not know (a gateway, LiteLLM, one-api): the second round is refused
+    once, sent again with the reasoning, and the third goes out right at once."""
     with ChatServer(finance_script(), rules=deepseek_thinking) as chat:
         server = FinanceServer(tmp_path, **deepseek_env(chat, "custom")).start()
         try:
             session, _ = start(server, QUESTION)
         finally:
             server.stop()
-    assert session["status"] == "FAILED"
-    assert "Missing `reasoning_content` field in the assistant message at message index 2" in session["lastError"]
-    assert "TETHER_MODEL_PROVIDER=deepseek" in session["lastError"]
-    assert len(chat.refused) == 1  # a 400 is not retried
+        chat.assert_consumed()
+    assert session["status"] == "SUCCEEDED", session.get("lastError")
+    assert len(chat.refused) == 1 and "message index 2" in str(chat.refused[0].body)
+    refused, again, third = chat.bodies[1], chat.bodies[2], chat.bodies[3]
+    assert "reasoning_content" not in refused["messages"][2]
+    assert again["messages"][2]["reasoning_content"] == "用户要查客户C10001的会话，先查询。"
+    sent_back = [m["reasoning_content"] for m in third["messages"] if m["role"] == "assistant"]
+    assert sent_back == ["用户要查客户C10001的会话，先查询。", "已拿到会话；再按手续费抽样。"]
+    assert len(chat.requests) == 4
+
+
+def test_an_older_r1_behind_the_deepseek_name_is_learned_too(tmp_path: Path) -> None:
+    """deepseek-reasoner that is still R1 (an old gateway route): it refuses the reasoning; the
+    adapter strips it, asks again once, and keeps stripping it."""
+    script = [
+        thinking_stream("先加。", ("call_1", "add", {"a": 2, "b": 3})),
+        thinking_stream("再加。", ("call_2", "add", {"a": 5, "b": 1})),
+        thinking_stream("好了。", answer="The sum is 6."),
+    ]
+    with ChatServer(script, rules=deepseek_r1) as chat:
+
+        async def main() -> tuple[Status, str | None]:
+            llm = build_openai_model("deepseek", base_url=chat.base_url, model="deepseek-reasoner", api_key="sk-x-key")
+            async with harness(f"sqlite:///{tmp_path}/tether.db", [], model=llm) as h:
+                s = await h.runtime.start_session(ALICE, "run the test: add 2 and 3, then add 1", {})
+            await llm.aclose()
+            return s.status, llm.learned_echo
+
+        assert asyncio.run(main()) == (Status.SUCCEEDED, "never")
+        chat.assert_consumed()
+    assert len(chat.refused) == 1
+    assert not any("reasoning_content" in m for body in chat.bodies[2:] for m in body["messages"])
 
 
 @pytest.mark.parametrize(

@@ -84,14 +84,17 @@ def test_a_deepseek_thinking_endpoint_is_fit() -> None:
     assert server.bodies[4]["messages"][2]["reasoning_content"] == "Thinking about a call"
 
 
-def test_without_the_deepseek_profile_the_round_trip_fails_with_advice() -> None:
-    with ChatServer(DEEPSEEK_SCRIPT[:4], rules=deepseek_thinking, models=DEEPSEEK_MODELS) as server:
+def test_behind_a_gateway_doctor_says_the_rule_it_learned_from_the_server() -> None:
+    with ChatServer(DEEPSEEK_SCRIPT, rules=deepseek_thinking, models=DEEPSEEK_MODELS) as server:
         result = doctor(**deepseek_env(server, "custom"))
+        server.assert_consumed()
     out = result.stdout
-    assert result.returncode == 1, out + result.stderr
-    assert row(out, "reasoning round trip").startswith("failed") and "Missing `reasoning_content`" in out
-    assert "- DeepSeek thinking mode needs each tool-calling message's reasoning sent back" in out
-    assert "set TETHER_MODEL_PROVIDER=deepseek" in out and out.rstrip().endswith("fit for tether: no")
+    assert result.returncode == 0, out + result.stderr
+    assert row(out, "reasoning round trip").endswith(
+        "second round answered (reasoning sent back: the server asked for it with a 400; learned for this endpoint and model)"
+    )
+    assert len(server.refused) == 1 and out.rstrip().endswith("fit for tether: yes")
+    assert server.bodies[-1]["messages"][2]["reasoning_content"] == "Thinking about a call"
 
 
 def test_an_ollama_model_without_tools_is_unfit_and_says_which_to_use() -> None:

@@ -10,6 +10,18 @@ from pathlib import Path
 from typing import Any
 
 BASELINE = Path("evals/baseline.json")
+CHECKOUT_SUITES = Path(__file__).resolve().parents[3] / "evals"  # src/tether/evals/command.py in a checkout
+
+
+def suites_folder(given: str | None) -> Path | None:
+    """Where the suites are: ``--tasks-root``; else ``./evals``; else the checkout this package was
+    installed from (``uv sync`` installs it in place), so the command works from any folder."""
+    if given is not None:
+        return Path(given) if Path(given).is_dir() else None
+    for folder in (Path("evals"), CHECKOUT_SUITES):
+        if folder.is_dir() and any(child.is_dir() for child in folder.iterdir()):
+            return folder
+    return None
 
 
 def _baseline_of(report: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +52,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tether.evals.runner import RunConfig, Runner
     from tether.evals.tasks import TaskError
 
+    root = suites_folder(args.tasks_root)
+    if root is None:
+        where = args.tasks_root or "evals"
+        print(
+            f"tether eval: no task suites at {where}/: run it in the tether checkout (where evals/ is), "
+            "or pass --tasks-root with the folder of the suites",
+            file=sys.stderr,
+        )
+        return 2
     key = os.environ.get("TETHER_MODEL_API_KEY", "")
     config = RunConfig(
         suite=args.suite,
@@ -48,7 +69,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         pattern=args.tasks,
         fast=args.fast,
-        tasks_root=Path(args.tasks_root),
+        tasks_root=root,
         work_root=Path(args.work),
         keep=args.keep,
         secrets=[key] if key else [],
@@ -105,7 +126,9 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--report", help="write the HTML report here")
     run.add_argument("--baseline", help="exit 1 when the run falls below this recorded baseline")
     run.add_argument("--record-baseline", help="record this run as the baseline here (e.g. evals/baseline.json)")
-    run.add_argument("--tasks-root", default="evals", help="the folder of the suites")
+    run.add_argument(
+        "--tasks-root", default=None, help="the folder of the suites (default: ./evals, else the checkout's evals/)"
+    )
     run.add_argument("--work", default="var/eval", help="where the seeded template and the trials' copies live")
     run.add_argument("--keep", action="store_true", help="keep each trial's folder (databases, server log)")
     run.set_defaults(fn=cmd_run)

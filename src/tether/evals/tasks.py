@@ -259,4 +259,7 @@ def load_suite(root: Path, suite: str, pattern: str | None = None, fast: bool = 
         raise TaskError(f"task ids must be unique; repeated: {', '.join(duplicates)}")
     if pattern:
         tasks = [t for t in tasks if fnmatch.fnmatch(t.id, pattern) or fnmatch.fnmatch(t.id.split("/", 1)[1], pattern)]
-    return [t for t in tasks if t.fast] if fast else tasks
+    chosen = [t for t in tasks if t.fast] if fast else tasks
+    if not chosen:
+        raise TaskError(f"no task of suite {suite!r} under {root} matches" + (f" {pattern!r}" if pattern else ""))
+    return chosen

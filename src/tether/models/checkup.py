@@ -258,11 +258,12 @@ class _Checkup:
         ]
         reply = await self.whole.chat(ModelRequest(messages, [ADD]))
         if reply.content or reply.tool_calls:
-            sent = (
-                "sent back"
-                if self.call_reasoning and self.config.profile.echo_for(self.config.model) != "never"
-                else "not needed"
-            )
+            learned = self.whole.learned_echo
+            echo = learned or self.config.profile.echo_for(self.config.model)
+            sent = "sent back" if self.call_reasoning and echo != "never" else "not needed"
+            if learned:  # the server's 400 named its rule; the adapter follows it from now on
+                asked = "asked for it" if learned == "tool_calls" else "refused it"
+                sent = f"{'sent back' if learned == 'tool_calls' else 'stripped'}: the server {asked} with a 400; learned for this endpoint and model"
             check.result, check.detail = "ok", f"second round answered (reasoning {sent})"
         else:
             check.result, check.detail = "failed", "an empty second round"

@@ -8,8 +8,12 @@ One call tries the endpoint once: the retry policy for failures is the turn's
 (``TETHER_MODEL_RETRIES``, core/turn.py), so there is exactly one. What this adapter does repeat,
 once, is a call whose answer cannot be used as it stands: a tool call written as text that does not
 read as a call, or one cut off by the output limit. The model is told what was wrong and asked
-again; a second such answer is an error, never shown as the answer. Every SDK exception is
-translated at the boundary (endpoint_errors.py); the API key never appears in a message or log.
+again; a second such answer is an error, never shown as the answer. The other thing it repeats,
+once, is a request a server refused for its reasoning round trip (DeepSeek thinking mode asking for
+``reasoning_content`` back, the older deepseek-r1 refusing it): whatever the provider is called (a
+gateway hides it), the adapter learns the rule from the 400, keeps it for this endpoint and model,
+and sends the request again the way the server wants it. Every SDK exception is translated at the
+boundary (endpoint_errors.py); the API key never appears in a message or log.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from tether.core.messages import ModelReply, ModelRequest, TokenSink
 from tether.models.completions import Draft, StreamAssembler, parse_completion
 from tether.models.endpoint_errors import ModelEndpointError, map_exceptions
 from tether.models.openai_config import OpenAICompatConfig, resolve_openai_config
-from tether.models.providers import outgoing_messages
+from tether.models.providers import Echo, echo_asked_for, outgoing_messages
 from tether.models.tool_text import Unreadable, bare_json_call, recover_tool_calls
 
 log = logging.getLogger(__name__)
@@ -79,6 +83,7 @@ class OpenAICompatModel:
         self.name = f"{config.provider}:{config.model}"
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.learned_echo: Echo | None = None  # the round-trip rule this server's own 400 asked for
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel({self.name!r}, base_url={self.config.display_url!r})"
@@ -123,6 +128,11 @@ class OpenAICompatModel:
         sink = _Sink(on_token)
         try:
             with map_exceptions(self.config):
+                try:
+                    return await self._attempt(self._request_body(messages, tools, extra), sink)
+                except openai.BadRequestError as refused:
+                    if not self._learn_echo(refused):
+                        raise
                 return await self._attempt(self._request_body(messages, tools, extra), sink)
         except ModelEndpointError as err:
             if err.retryable and sink.used:
@@ -132,6 +142,26 @@ class OpenAICompatModel:
                     status=err.status,
                 ) from None
             raise
+
+    def _learn_echo(self, refused: openai.BadRequestError) -> bool:
+        """Whether the server's 400 names a reasoning round-trip rule other than the one followed;
+        then that rule holds for this endpoint and model from now on."""
+        asked = echo_asked_for(f"{refused.message} {refused.body}")
+        if asked is None or asked == self._echo:
+            return False
+        log.warning(
+            "model %s at %s: the server %s reasoning_content; %s from now on (learned from its 400)",
+            self.name,
+            self.config.display_url,
+            "asks for" if asked == "tool_calls" else "refuses",
+            "sending it back on tool-calling messages" if asked == "tool_calls" else "stripping it",
+        )
+        self.learned_echo = asked
+        return True
+
+    @property
+    def _echo(self) -> Echo:
+        return self.learned_echo or self.config.profile.echo_for(self.config.model)
 
     async def list_models(self) -> list[dict[str, Any]]:
         """``GET /models``: what the server says it serves, each entry as sent. Raises ``ModelError``."""
@@ -204,11 +234,8 @@ class OpenAICompatModel:
     ) -> dict[str, Any]:
         c = self.config
         profile = c.profile
-        thinking_on = profile.thinking_on(c.thinking, c.model)
-        body: dict[str, Any] = {
-            "model": c.model,
-            "messages": outgoing_messages(messages, profile.echo_for(c.model), thinking_on),
-        }
+        thinking_on = profile.thinking_on(c.thinking, c.model) or self.learned_echo == "tool_calls"
+        body: dict[str, Any] = {"model": c.model, "messages": outgoing_messages(messages, self._echo, thinking_on)}
         if tools:
             body["tools"] = [as_function_tool(tool) for tool in tools]
         if c.temperature is not None:

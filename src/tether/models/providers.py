@@ -10,6 +10,7 @@ Nothing here imports the ``openai`` SDK or reads the environment.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -122,6 +123,26 @@ PROVIDERS: dict[str, Provider] = {
     ),
     "openai": Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini", raw_thinking_models=()),
 }
+
+
+# What a server says when its reasoning round-trip rule is not the one tether followed: DeepSeek
+# thinking mode asks for the reasoning back (V3.2's words, then V4's); the older deepseek-r1 rule
+# refuses it in the input. Behind a gateway (LiteLLM, one-api) these come whatever the provider name.
+_ASKS_FOR_REASONING = re.compile(
+    r"Missing `?reasoning_content`? field|reasoning_content`? in the thinking mode must be passed back", re.I
+)
+_REFUSES_REASONING = re.compile(
+    r"remove the `?reasoning_content`? from your message|reasoning_content`? is an intermediate result", re.I
+)
+
+
+def echo_asked_for(refusal: str) -> Echo | None:
+    """The round-trip rule a server's 400 asks for, when its words name one."""
+    if _ASKS_FOR_REASONING.search(refusal):
+        return "tool_calls"
+    if _REFUSES_REASONING.search(refusal):
+        return "never"
+    return None
 
 
 def provider_profile(name: str) -> Provider:
