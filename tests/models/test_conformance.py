@@ -178,7 +178,6 @@ def test_a_whole_turn_on_each_server(sqlite_url: str, case: Case) -> None:  # th
         ("vllm", vllm(auto_tool_choice=False), "--enable-auto-tool-choice and --tool-call-parser", False),
         ("llamacpp", llamacpp(jinja=False), "started with --jinja", False),
         ("ollama", ollama("qwen2.5:7b", tools=False), "Ollama model qwen2.5:7b does not support tools", False),
-        ("custom", deepseek_thinking, "TETHER_MODEL_PROVIDER=deepseek", False),
     ],
 )
 async def test_a_misconfigured_server_is_reported_with_what_to_change(
