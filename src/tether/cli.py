@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from tether.errors import ConfigError
-from tether.progress import Progress, follow_session
+from tether.progress import Progress, follow_turn
 
 DEFAULT_URL = os.environ.get("TETHER_URL", "http://127.0.0.1:8000")
 FALLBACK_TOKEN = "dev-alice"
@@ -166,6 +166,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if report.fit else 1
 
 
+# ``tether ask``'s exit status by the turn's outcome: a script tells an answer from a refusal
+# (1: the turn failed, 2: no server; documented in docs/cli.md)
+ASK_EXIT = {"answered": 0, "no_rows": 3, "not_granted": 4, "not_understood": 5, "asked": 6}
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     headers = {"Authorization": f"Bearer {_token_for(args)}"}
     context = json.loads(args.context) if args.context else {}
@@ -183,8 +188,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(f"tether: {r.status_code} {r.json().get('error', r.text)}", file=sys.stderr)
             return 1
         session_id = r.json()["sessionId"]
-        status = follow_session(http, session_id, Progress(sys.stdout))
-    return 0 if status in ("SUCCEEDED", "WAITING_USER_INPUT", "WAITING_CONFIRMATION") else 1
+        status, outcome = follow_turn(http, session_id, Progress(sys.stdout))
+    if status not in ("SUCCEEDED", "WAITING_USER_INPUT", "WAITING_CONFIRMATION"):
+        return 1
+    return ASK_EXIT.get(outcome or "answered", 0)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -127,9 +127,18 @@ def stream_events(
 def follow_session(http: httpx.Client, session_id: str, progress: Progress, timeout_s: float = 900) -> str:
     """Show events (after the last one ``progress`` showed) until a turn finishes in a state that
     needs no more waiting; -> the status."""
+    return follow_turn(http, session_id, progress, timeout_s)[0]
+
+
+def follow_turn(
+    http: httpx.Client, session_id: str, progress: Progress, timeout_s: float = 900
+) -> tuple[str, str | None]:
+    """``follow_session``'s, with the turn's outcome (``answered``, ``no_rows``, …; none: failed)."""
     for event in stream_events(http, session_id, timeout_s, after=progress.last_id):
         progress.show(event)
-        status = (event.get("data") or {}).get("status")
+        data = event.get("data") or {}
+        status = data.get("status")
         if event["type"] == "TURN_FINISHED" and status in TERMINAL:
-            return str(status)
-    return "TIMEOUT"
+            outcome = data.get("outcome")
+            return str(status), str(outcome) if outcome else None
+    return "TIMEOUT", None

@@ -137,6 +137,7 @@ def session_view(s: AgentSession, meta: SessionSummary | None = None) -> dict[st
         "lastError": s.last_error,
         "lastErrorCode": s.last_error_code,  # {code, params} when the failure has a code (core/error_messages.py)
         "lastDslId": s.last_dsl_id,
+        "outcome": s.outcome,  # the last finished turn's: answered | no_rows | not_granted | not_understood | asked
         "replayOf": s.global_context.get("_replayOf"),
         "version": s.version,
         "createdAt": iso(s.created_at),

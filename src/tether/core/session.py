@@ -26,6 +26,11 @@ class Status(enum.StrEnum):
     CANCELLED = "CANCELLED"
 
 
+# what a finished turn gave the person: an answer, nothing matching the filters, a form they are not
+# granted, words not understood, or a question / form / proposal it waits on (none: failed, or
+# waiting on a callback)
+ANSWERED, NO_ROWS, NOT_GRANTED, NOT_UNDERSTOOD, ASKED = "answered", "no_rows", "not_granted", "not_understood", "asked"
+OUTCOMES = frozenset({ANSWERED, NO_ROWS, NOT_GRANTED, NOT_UNDERSTOOD, ASKED})
 MAX_ANSWERED = 100
 WAITING = frozenset({Status.WAITING_ASYNC_CALLBACK, Status.WAITING_USER_INPUT, Status.WAITING_CONFIRMATION})
 
@@ -140,6 +145,7 @@ class AgentSession:
     last_error: str | None = None
     last_error_code: dict[str, Any] | None = None  # {code, params}: ``last_error`` in the person's language
     last_dsl_id: str | None = None
+    outcome: str | None = None  # the last finished turn's: one of OUTCOMES
     summary: str | None = None  # the rolling summary of the turns folded out of the prompt (core/summary.py)
     summary_upto: int = 0  # transcript messages before this index are folded into ``summary``
     answered_interactions: list[str] = field(default_factory=list)  # the latest answered ids (a repeat is 409)

@@ -34,7 +34,7 @@ from tether.core.ports import (
     UsageBudget,
 )
 from tether.core.prompt import system_prompt
-from tether.core.session import AgentSession, Identity, Status
+from tether.core.session import ANSWERED, ASKED, OUTCOMES, AgentSession, Identity, Status
 from tether.core.skills import SkillRegistry
 from tether.core.telemetry import MODEL_CALL, NoTelemetry, Telemetry
 from tether.core.tools import InteractionKind, JobTicket, ToolContext
@@ -120,6 +120,7 @@ class Turn:
         self.on_final = on_final  # compiles the turn's DSL when it succeeds -> its id
         self.ops = ops  # the op queue a proposing tool records its draft in
         self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
+        self.outcome = ANSWERED  # a final answer's, as its model says it (the offline planner does)
         self.allowed = frozenset[str]()
         self.opened = False
         self.committing = asyncio.Lock()
@@ -260,8 +261,10 @@ class Turn:
         if not reply.tool_calls:
             content = reply.content or ""
             s.append({**reply.to_message(), "content": content})
+            said = reply.meta.get("outcome")
+            self.outcome = str(said) if said in OUTCOMES else ANSWERED
             self.emit(EventType.MODEL_DECISION, {"action": "final", **reply.meta, **thinking})
-            self.emit(EventType.ASSISTANT_MESSAGE, {"content": content, **reply.meta})
+            self.emit(EventType.ASSISTANT_MESSAGE, {"content": content, **reply.meta, "outcome": self.outcome})
             return Round(final_text=content)
         s.append(reply.to_message())
         self.emit(
@@ -366,6 +369,7 @@ class Turn:
             s.last_error = step.reason
             coded = step.coded()  # the person's language: the page says the code's text
             s.last_error_code = coded or None
+            s.outcome = None
             self.emit(EventType.ERROR, {"message": step.reason, **coded})
             self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": step.reason, **coded})
             await self.commit()
@@ -373,6 +377,7 @@ class Turn:
         if isinstance(step, Final):
             s.transition(Status.SUCCEEDED)
             s.last_error = s.last_error_code = None
+            s.outcome = self.outcome
             if self.on_final is not None:
                 dsl_id = await self.on_final(s, self.turn_id)
                 if dsl_id:
@@ -380,9 +385,10 @@ class Turn:
                     self.emit(EventType.DSL_COMPILED, {"dslId": dsl_id})
         elif isinstance(step, WAITS):
             s.transition(WAIT_STATUS[type(step)])
+            s.outcome = None if isinstance(step, WaitCallback) else ASKED  # waiting on a person, or not
         else:
             raise ValueError(f"a turn cannot finish with {step!r}")
-        self.emit(EventType.TURN_FINISHED, {"status": s.status.value})
+        self.emit(EventType.TURN_FINISHED, {"status": s.status.value, **({"outcome": s.outcome} if s.outcome else {})})
         await self.commit()
         return step
 

@@ -125,6 +125,7 @@ def snapshot(s: AgentSession) -> dict[str, Any]:
         "waitingExternalJobIds": list(s.waiting_job_ids),
         "lastDslId": s.last_dsl_id,
         "lastError": s.last_error,
+        "outcome": s.outcome,  # the turn's: answered | no_rows | not_granted | not_understood | asked
     }
 
 

@@ -2,7 +2,9 @@
 
 It follows the selected skills' ``plan`` (a tool sequence), fills arguments from the request
 with pack-provided extractors, the global context and earlier results, and writes the final
-answer from the skill's ``answer`` template. It says what it is in the answer metadata. When an
+answer from the skill's ``answer`` template. It says what it is in the answer metadata, and the
+turn's outcome (``outcome``: a tool's own, or ``no_rows`` where its ``noRows`` test found nothing,
+else ``answered``; ``core/session.py`` OUTCOMES). When an
 extractor cannot tell something, it asks instead of guessing (``PlannerQuestion``). It writes the
 rolling summary of older turns (``purpose="summary"``) with ``memory.deterministic_summary``.
 """
@@ -212,6 +214,28 @@ def _waits_for_result(template: str, scope: dict[str, Any]) -> bool:
     return match is not None and int(match.group(1)) >= len(scope.get("steps") or [])
 
 
+def _outcome(scope: dict[str, Any]) -> tuple[str, str | None]:
+    """(outcome, the answer instead of the template's) from the last result that says either: a
+    tool's ``outcome`` (a refusal's ``not_granted`` / ``not_understood``), or its ``noRows``
+    (``{test, answer}``): where ``test`` renders missing, empty or 0 over the steps run, nothing
+    matched, and ``answer`` says so with the filters used."""
+    for data in reversed(scope["steps"]):
+        if not isinstance(data, dict):
+            continue
+        if isinstance(data.get("outcome"), str):
+            return data["outcome"], None
+        empty = data.get("noRows")
+        if isinstance(empty, dict) and isinstance(empty.get("test"), str):
+            try:
+                found = render(empty["test"], scope)
+            except KeyError:
+                found = None
+            if found in (None, 0, "0", "", [], {}):
+                return "no_rows", str(empty.get("answer") or "")
+            return "answered", None
+    return "answered", None
+
+
 class PlannerModel:
     name = "planner"
 
@@ -253,23 +277,25 @@ class PlannerModel:
             names = ", ".join(t["function"]["name"] for t in request.tools) or "none"
             if zh:
                 return self._answer(
-                    f"我是离线规则规划器，没有已安装的技能能处理这个请求。可用工具：{names}。请换用技能的关键词再问。"
+                    f"我是离线规则规划器，没有已安装的技能能处理这个请求。可用工具：{names}。请换用技能的关键词再问。",
+                    "not_understood",
                 )
             return self._answer(
                 "I am the offline rule planner and no installed skill matches this request. "
-                f"Tools available: {names}. Try rephrasing with a skill's keywords."
+                f"Tools available: {names}. Try rephrasing with a skill's keywords.",
+                "not_understood",
             )
         scope = self._scope(query, request, [r.get("data") for r in results])
         try:
             plan = _expand(plan, scope)
         except PlannerQuestion as q:
-            return self._answer(str(q))
+            return self._answer(str(q), "not_understood")
         except KeyError as exc:
             if scope["_asked"]:  # an extractor could not tell a value, and the plan needs one
-                return self._answer(scope["_asked"][0])
+                return self._answer(scope["_asked"][0], "not_understood")
             if zh:
-                return self._answer(f"无法规划这个请求：不知道 {exc.args[0]!r} 是什么。")
-            return self._answer(f"I could not plan this request: {exc.args[0]!r} is unknown.")
+                return self._answer(f"无法规划这个请求：不知道 {exc.args[0]!r} 是什么。", "not_understood")
+            return self._answer(f"I could not plan this request: {exc.args[0]!r} is unknown.", "not_understood")
         repeated = min(sum(1 for r in results[:-1] if _call_again(r) is not None), MAX_CALL_AGAIN)
         if results and (args := _call_again(results[-1])) is not None and repeated < MAX_CALL_AGAIN:
             return self._tool_call(str(results[-1].get("tool")), args)
@@ -277,14 +303,15 @@ class PlannerModel:
         if done < len(plan):
             return self._call(plan[done], scope)
         template = next((k.answer for k in reversed(skills) if k.answer), None)  # the last plan's skill answers
+        outcome, instead = _outcome(scope)
         try:
-            text = render(template, scope) if template else self._summary(results, zh)
+            text = instead or (render(template, scope) if template else self._summary(results, zh))
         except KeyError as exc:  # a skill's bug, said in the language asked
             if zh:
                 text = f"已完成，但回答模板引用了没有步骤产生的 {exc.args[0]!r}。"
             else:
                 text = f"Done, but the answer template refers to {exc.args[0]!r}, which no step produced."
-        return self._answer(text)
+        return self._answer(text, outcome)
 
     def _scope(self, query: str, request: ModelRequest, steps: list[Any]) -> dict[str, Any]:
         extracted: dict[str, Any] = {}
@@ -311,11 +338,13 @@ class PlannerModel:
             args = render(step.get("args") or {}, scope)
         except KeyError as exc:
             if scope["_asked"]:
-                return self._answer(scope["_asked"][0])
+                return self._answer(scope["_asked"][0], "not_understood")
             name = exc.args[0].split(".")[-1]
             if _CJK.search(scope["query"]):
-                return self._answer(f"我无法从您的请求中确定 {name!r}，请明确说明。")
-            return self._answer(f"I could not tell {name!r} from your request; please say it explicitly.")
+                return self._answer(f"我无法从您的请求中确定 {name!r}，请明确说明。", "not_understood")
+            return self._answer(
+                f"I could not tell {name!r} from your request; please say it explicitly.", "not_understood"
+            )
         return self._tool_call(step["tool"], args)
 
     def _failure(self, failed: dict[str, Any], language: str) -> str:
@@ -344,5 +373,5 @@ class PlannerModel:
         done, listed = ("已完成。", "已完成。结果：\n") if zh else ("Done.", "Done. Results:\n")
         return listed + "\n".join(lines) if lines else done
 
-    def _answer(self, text: str) -> ModelReply:
-        return ModelReply(content=text, meta=META)
+    def _answer(self, text: str, outcome: str = "answered") -> ModelReply:
+        return ModelReply(content=text, meta={**META, "outcome": outcome})

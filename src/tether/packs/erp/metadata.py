@@ -152,6 +152,7 @@ class Seen:
 class Catalog:
     forms: list[FormMeta]
     rows: list[Seen] = field(default_factory=list)
+    denied: list[FormMeta] = field(default_factory=list)  # the ERP's other forms: name and aliases only
 
     def form(self, form_id: str) -> FormMeta | None:
         return next((f for f in self.forms if f.form_id == form_id), None)

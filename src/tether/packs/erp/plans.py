@@ -140,7 +140,7 @@ def _label(reading: Reading, column: str | None) -> str:
 def plan_of(outcome: Outcome, question: str) -> dict[str, Any]:
     """``{plan, answer}``: the steps for the planner to run and the answer template."""
     if isinstance(outcome, Refusal):
-        return {"plan": [], "answer": outcome.text}
+        return {"plan": [], "answer": outcome.text, "outcome": outcome.outcome}
     if isinstance(outcome, Proposal):  # a change: a proposal the person confirms, never a write
         return {"plan": [{"tool": "propose_write", "args": outcome.args}], "answer": "${prev.text}"}
     if isinstance(outcome, Ask):
@@ -158,7 +158,48 @@ def plan_of(outcome: Outcome, question: str) -> dict[str, Any]:
     return _reading_plan(outcome, question)
 
 
+def _no_rows(reading: Reading, test: str) -> dict[str, str]:
+    """The planner's ``noRows``: when ``test`` (a template over the steps' results) renders empty
+    or 0, the answer is this instead, and the turn's outcome ``no_rows`` — the filters said in
+    words, as the answer would have led with them."""
+    form = reading.form
+    if reading.english:
+        said = "; ".join(reading.said)
+        text = f"No records match: {said} ({form.name})." if said else f"{form.name} holds no records you can see."
+    else:
+        said = "，".join(reading.said)
+        text = f"没有符合条件的记录：{said}（{form.name}）。" if said else f"{form.name}里没有您能查看的记录。"
+    return {"test": test, "answer": text}
+
+
 def _reading_plan(reading: Reading, question: str) -> dict[str, Any]:
+    """The steps and answer of a reading, with its ``noRows`` test where an empty result is no
+    answer (a count of 0 is one: 上海有几个客户 — 0)."""
+    planned = _steps_of(reading, question)
+    test = _EMPTY.get(reading.shape)
+    if reading.needs_sql:
+        test = _empty_sql(reading)
+    elif reading.beside and reading.measure and reading.shape not in ("count",):
+        test = "${prev2.total}"
+    if test:
+        planned["noRows"] = _no_rows(reading, test)
+    return planned
+
+
+_EMPTY = {"list": "${prev.total}", "field": "${prev.total}"}  # read_form_data: its total
+
+
+def _empty_sql(reading: Reading) -> str | None:
+    if reading.shape == "count":
+        return None
+    if reading.shape == "aggregate" and reading.measure:
+        return "${prev2.rows.0.1}" if reading.beside else "${prev.rows.0.1}"  # its record_count
+    if reading.group or reading.latest or reading.top:
+        return "${prev.rows.0}"
+    return "${prev.rows.0.0}"  # a list through SQL: the count step after it
+
+
+def _steps_of(reading: Reading, question: str) -> dict[str, Any]:
     form, lead, en = reading.form, _lead(reading), reading.english
     if reading.needs_sql:
         sql = build_sql(reading)

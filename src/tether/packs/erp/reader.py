@@ -128,12 +128,12 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if prefer:
         mentions = [narrow(g, prefer) for g in mentions]
     if unknown:
-        return Refusal(_unknown_words(unknown, forms, english))
+        return _not_granted(text, catalog, english) or Refusal(_unknown_words(unknown, forms, english))
     chosen = _choose_form(terms, mentions, forms, bill_form)
     if prefer and (named := next((f.form_id for f in forms if f.name == prefer), None)):
         chosen = [named]
     if not chosen:
-        return Refusal(_unknown_words([], forms, english))
+        return _not_granted(text, catalog, english) or Refusal(_unknown_words([], forms, english))
     if len(chosen) > 1:
         names = [f.name for f in forms if f.form_id in chosen]
         ask = "Which form do you mean?" if english else "您问的是哪张表单？"
@@ -416,6 +416,23 @@ def _apply_period(reading: Reading, terms: list[Term], english: bool) -> None:
             if english
             else f"（本表无日期，未按“{period.phrase}”筛选）"
         )
+
+
+def _not_granted(text: str, catalog: Catalog, english: bool) -> Refusal | None:
+    """A question the reader cannot place that names a form the caller is not granted (销售发票 to a
+    salesperson): said as that, by the form's name only. Asked only where the question would
+    otherwise be "not understood", from the form's card (its name and aliases), before any data is
+    read: the answer is the same whether or not the form holds a matching record."""
+    if not catalog.denied:
+        return None
+    granted = {t.span for t in find_terms(text, catalog.forms, []) if t.kind in ("name", "alias")}
+    named = [t for t in find_terms(text, catalog.denied, []) if t.kind in ("name", "alias") and t.span not in granted]
+    names = list(dict.fromkeys(f.name for t in named for f in catalog.denied if f.form_id == t.form_id))
+    if not names:
+        return None
+    if english:
+        return Refusal(f"You are not granted the form {' / '.join(names)}.", "not_granted")
+    return Refusal(f"您没有{'、'.join(names)}的权限。", "not_granted")
 
 
 def _no_forms(english: bool) -> str:

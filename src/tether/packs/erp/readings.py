@@ -1,5 +1,6 @@
 """What the reader makes of a question: a ``Reading`` (the form, the filters, the shape), a
-``Proposal`` (a change request's ``propose_write`` arguments), an ``Ask`` (a question back, with options) or a ``Refusal`` (what it did not understand)."""
+``Proposal`` (a change request's ``propose_write`` arguments), an ``Ask`` (a question back, with options) or a ``Refusal`` (what it did not understand, or the form the caller is not granted:
+its ``outcome``, ``not_understood`` or ``not_granted``)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ class Ask:
 @dataclass
 class Refusal:
     text: str
+    outcome: str = "not_understood"  # | not_granted: the turn's outcome (core/session.py OUTCOMES)
 
 
 @dataclass

@@ -73,7 +73,11 @@ class CatalogCache:
 
     async def _load(self, ctx: ToolContext) -> Catalog:
         erp, credential = self.erp, token(ctx)
-        cards = [c for c in await erp.client.forms(credential) if str(c.get("formId")) in ctx.grants]
+        every = await erp.client.forms(credential)
+        cards = [c for c in every if str(c.get("formId")) in ctx.grants]
+        # the forms the caller lacks, by their card's name and aliases only (never their config or
+        # rows): a question naming one is told it is not granted, not that its words are unknown
+        denied = [FormMeta.from_erp(c, {}) for c in every if c.get("formId") and str(c["formId"]) not in ctx.grants]
         configs = await asyncio.gather(*(erp.client.config(credential, str(c["formId"])) for c in cards))
         who = await erp.identity.identify(credential)
         own = who is not None and who.profile.get("jurisdiction") == "own"
@@ -90,7 +94,7 @@ class CatalogCache:
                 columns = erp.query.columns(view) if view in views else frozenset()
                 forms.append(FormMeta.from_erp(card, config, columns))
             rows = seen_rows(erp.query, forms, policy) if policy else []
-            return Catalog(forms, rows)
+            return Catalog(forms, rows, denied)
 
         return await asyncio.to_thread(build)
 
