@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-Table = dict[str, dict[str, str]]  # code -> {language: template over the error's params}
+# code -> {language: template over the error's params}; an entry's ``outcome`` (not a language):
+# the turn's outcome where the offline planner ends a turn on this failure (``not_granted``)
+Table = dict[str, dict[str, str]]
 
 UNKNOWN_TOOL = "tool.unknown"
 NOT_ALLOWED = "tool.not_allowed"
@@ -53,6 +55,7 @@ MESSAGES: Table = {
     NOT_AUTHORISED: {
         "zh": "您没有使用 {tool} 的权限（缺少：{grants}）。",
         "en": "You may not use {tool} (missing: {grants}).",
+        "outcome": "not_granted",
     },
     BAD_ARGUMENTS: {
         "zh": "助手发给 {tool} 的参数格式不对，请再试一次。",

@@ -270,7 +270,7 @@ class PlannerModel:
         failed = next((r for r in results if r.get("kind") == "error"), None)
         zh = _CJK.search(query) is not None  # answer in the language asked
         if failed is not None:
-            return self._answer(self._failure(failed, "zh" if zh else "en"))
+            return self._answer(self._failure(failed, "zh" if zh else "en"), self._failed_outcome(failed))
         skills = sorted(request.skills, key=lambda k: k.plan_order)
         plan = [step for skill in skills for step in skill.plan]
         if not plan:
@@ -363,6 +363,12 @@ class PlannerModel:
         if language == "zh":
             return f"未能完成：{failed.get('tool')} 出错了，请换个说法或稍后再试。"
         return f"I could not finish: the tool {failed.get('tool')} failed: {error}"
+
+    def _failed_outcome(self, failed: dict[str, Any]) -> str:
+        """A failure's code may say what it means for the person (``erp.no_access``: not granted)."""
+        data = failed.get("data")
+        code = data.get("code") if isinstance(data, dict) else None
+        return self.messages.get(str(code), {}).get("outcome", "answered") if code else "answered"
 
     def _tool_call(self, tool_id: str, args: Any) -> ModelReply:
         call = ToolCall(f"call_{uuid.uuid4().hex[:12]}", tool_id, json.dumps(args, ensure_ascii=False))

@@ -710,3 +710,51 @@ def test_a_list_through_sql_says_how_many_rows_match() -> None:
     plan = plans.plan_of(reading("这个月到期的应付有哪些", FINANCE), "这个月到期的应付有哪些")
     assert [s["tool"] for s in plan["plan"]] == ["query_data", "query_data"]
     assert plan["plan"][1]["args"]["sql"].startswith("SELECT COUNT(*)") and "共 ${prev.rows.0.0} 条" in plan["answer"]
+
+
+def sales01_catalog() -> Catalog:
+    """sales01's catalog as the reader gets it: the sales forms, and the ERP's other forms by name only."""
+    cat = catalog(*facts.SALES_FORMS)
+    cat.denied = [FormMeta.from_erp({"formId": f.form_id, "name": f.name, "aliases": list(f.aliases)}, {}) for f in
+                  FORMS if f.form_id not in facts.SALES_FORMS]  # fmt: skip
+    return cat
+
+
+@pytest.mark.parametrize(
+    ("question", "form"),
+    [
+        ("本月开了几张销售发票", "销售发票"),
+        ("恒达的发票", "销售发票"),  # a customer sales01 serves
+        ("佛山不存在机电的销售发票", "销售发票"),  # no such customer: the same answer
+        ("查一下深沟球轴承的库存", "材料库存台账"),
+    ],
+)
+def test_a_form_the_user_is_not_granted_is_named_never_read(question: str, form: str) -> None:
+    outcome = read(question, sales01_catalog(), TODAY)
+    assert isinstance(outcome, Refusal) and outcome.outcome == "not_granted"
+    assert outcome.text == f"您没有{form}的权限。"
+    planned = plans.plan_of(outcome, question)
+    assert planned == {"plan": [], "answer": f"您没有{form}的权限。", "outcome": "not_granted"}
+    english = read("Which invoices are overdue?", sales01_catalog(), TODAY)
+    assert isinstance(english, Refusal) and english.text == "You are not granted the form 销售发票."
+
+
+def test_words_not_understood_stay_not_understood_where_no_ungranted_form_is_named() -> None:
+    outcome = read("报价单里的扑朔迷离", sales01_catalog(), TODAY)
+    assert isinstance(outcome, Refusal) and outcome.outcome == "not_understood"
+    assert "“扑朔迷离”" in outcome.text and "权限" not in outcome.text
+    assert plans.plan_of(outcome, "报价单里的扑朔迷离")["outcome"] == "not_understood"
+
+
+def test_a_reading_says_in_words_what_it_filtered_when_nothing_matches() -> None:
+    listed = plans.plan_of(read("恒达2020年的报价单", sales01_catalog(), TODAY), "恒达2020年的报价单")
+    assert listed["noRows"] == {
+        "test": "${prev.total}",
+        "answer": f"没有符合条件的记录：客户名称 含 {facts.SALES01_CUSTOMER[1]}，单据日期 2020-01-01 至 2020-12-31（报价单）。",
+    }
+    total = plans.plan_of(read("2020年报价单含税合计一共多少", sales01_catalog(), TODAY), "q")
+    assert total["noRows"]["test"] == "${prev.rows.0.1}"  # the aggregate's record count
+    english = plans.plan_of(read("quotations from last week", sales01_catalog(), TODAY), "q")
+    assert english["noRows"]["answer"] == "No records match: 单据日期 2026-11-23 至 2026-11-29 (报价单)."
+    counted = plans.plan_of(read("2020年有几张报价单", sales01_catalog(), TODAY), "q")
+    assert "noRows" not in counted  # a count of 0 is an answer

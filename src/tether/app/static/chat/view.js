@@ -242,16 +242,22 @@ export class Conversation {
     }
   }
 
-  answer(block, content, tokens) {
+  answer(block, content, tokens, outcome) {
     const md = h("div", { class: "markdown answer", dataset: { tokens: String(tokens) } }, renderMarkdown(content, { onLink: this.ctx.onLink }));
     const copy = h("button", { type: "button", class: "ghost small copy", "aria-label": t("copy") }, t("copy"));
     copy.addEventListener("click", () => copyText(content, copy));
-    const wrap = h("div", { class: "answer-wrap" }, md, h("div", { class: "answer-actions" }, copy));
+    // a turn that did not answer says which way: no records matched, a form not granted, words not understood
+    const refused = REFUSED.includes(outcome);
+    const badge = refused ? h("span", { class: `outcome-badge outcome-${outcome}` }, t(`outcome_${outcome}`)) : null;
+    const wrap = h("div", { class: refused ? `answer-wrap refused outcome-${outcome}` : "answer-wrap", dataset: { outcome: outcome || "" } },
+      ...(badge ? [badge] : []), md, h("div", { class: "answer-actions" }, copy));
     if (block.stream) block.stream.el.replaceWith(wrap);
     else block.flow.append(wrap);
     block.stream = null;
   }
 }
+
+const REFUSED = ["no_rows", "not_granted", "not_understood"];
 
 const HANDLERS = {
   SESSION_STARTED(data) {
@@ -293,7 +299,7 @@ const HANDLERS = {
   ASSISTANT_MESSAGE(data, event, live) {
     const block = this.current(event);
     const tokens = block.stream ? block.stream.tokens : 0;
-    this.answer(block, data.content || "", tokens);
+    this.answer(block, data.content || "", tokens, data.outcome);
     if (live) announce(t("answerDone"));
   },
   MODEL_DECISION(data, event) {
