@@ -167,6 +167,9 @@ class Pack:
     # a ToolError code -> {language: template over its params}: the failure as a person reads it
     # (merged over the core's table, tether.core.error_messages: a pack may override a core code)
     messages: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the codes of ``messages`` whose failure means "you are not granted this" (the turn's outcome
+    # ``not_granted``, beside the core's ``error_messages.DENIED``)
+    denied_codes: frozenset[str] = frozenset()
 
 
 @functools.cache

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from tether.abuse import AbuseLimits
 from tether.bus import InProcessBus
-from tether.core.error_messages import MESSAGES
+from tether.core.error_messages import DENIED, MESSAGES
 from tether.core.ports import (
     ChatModel,
     Closable,
@@ -159,7 +159,10 @@ def build_bus(settings: Settings, replica_id: str) -> InProcessBus:
 def build_model(settings: Settings, packs: list[Pack]) -> ChatModel:
     if settings.model == "planner":
         messages = MESSAGES | {code: text for p in packs for code, text in p.messages.items()}
-        return PlannerModel([e for p in packs for e in p.extractors], stream=settings.planner_stream, messages=messages)
+        denied = DENIED.union(*(p.denied_codes for p in packs))
+        return PlannerModel(
+            [e for p in packs for e in p.extractors], stream=settings.planner_stream, messages=messages, denied=denied
+        )
     if settings.model == "openai":
         from tether.models.openai_compat import build_openai_model
 

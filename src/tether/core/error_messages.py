@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# code -> {language: template over the error's params}; an entry's ``outcome`` (not a language):
-# the turn's outcome where the offline planner ends a turn on this failure (``not_granted``)
-Table = dict[str, dict[str, str]]
+Table = dict[str, dict[str, str]]  # code -> {language: template over the error's params}
 
 UNKNOWN_TOOL = "tool.unknown"
 NOT_ALLOWED = "tool.not_allowed"
@@ -55,7 +53,6 @@ MESSAGES: Table = {
     NOT_AUTHORISED: {
         "zh": "您没有使用 {tool} 的权限（缺少：{grants}）。",
         "en": "You may not use {tool} (missing: {grants}).",
-        "outcome": "not_granted",
     },
     BAD_ARGUMENTS: {
         "zh": "助手发给 {tool} 的参数格式不对，请再试一次。",
@@ -159,3 +156,8 @@ def say(table: Table, code: Any, params: Any, language: str) -> str | None:
         return template.format_map(filled)
     except (KeyError, ValueError, IndexError):
         return None
+
+
+# the codes whose failure tells the person they are not granted something: a turn the offline
+# planner ends on one has the outcome ``not_granted`` (a pack adds its own: ``Pack.denied_codes``)
+DENIED = frozenset({NOT_AUTHORISED})

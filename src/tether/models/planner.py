@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from tether.core.error_messages import FAILED, MESSAGES, say
+from tether.core.error_messages import DENIED, FAILED, MESSAGES, say
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
 from tether.core.summary import deterministic_summary
 
@@ -244,11 +244,13 @@ class PlannerModel:
         extractors: list[Extractor] | None = None,
         stream: bool = False,
         messages: dict[str, dict[str, str]] | None = None,
+        denied: frozenset[str] = DENIED,
     ) -> None:
         self.extractors = list(extractors or [])
         self.stream = stream  # answers arrive as TOKEN deltas too, paced like a streaming model
         # a tool error's code -> {language: template}: the core's table, the packs' merged over it
         self.messages = {**MESSAGES, **(messages or {})}
+        self.denied = denied  # the codes whose failure ends the turn ``not_granted``
 
     async def chat(self, request: ModelRequest) -> ModelReply:
         reply = await self._reply(request)
@@ -365,10 +367,10 @@ class PlannerModel:
         return f"I could not finish: the tool {failed.get('tool')} failed: {error}"
 
     def _failed_outcome(self, failed: dict[str, Any]) -> str:
-        """A failure's code may say what it means for the person (``erp.no_access``: not granted)."""
+        """A failure whose code says the person is not granted it (``erp.no_access``): not granted."""
         data = failed.get("data")
         code = data.get("code") if isinstance(data, dict) else None
-        return self.messages.get(str(code), {}).get("outcome", "answered") if code else "answered"
+        return "not_granted" if code in self.denied else "answered"
 
     def _tool_call(self, tool_id: str, args: Any) -> ModelReply:
         call = ToolCall(f"call_{uuid.uuid4().hex[:12]}", tool_id, json.dumps(args, ensure_ascii=False))

@@ -222,6 +222,7 @@ def test_tether_login_then_ask_from_the_terminal(erp_server: ErpServer, tmp_path
     assert oct(saved.stat().st_mode & 0o777) == "0o600"
     refused = tether("ask", "查一下M0001的库存")
     assert NO_ACCESS in refused.stdout, refused.stdout + refused.stderr
+    assert refused.returncode == 4  # the pinned stock rule's read refused erp.no_access: not granted
     assert tether("login", "fin01", "--password", facts.PASSWORD).returncode == 0
     answered = tether("ask", f"{facts.OVERDUE_CUSTOMER_1[1]}的应收账款有多少超期了？")
     assert answered.returncode == 0 and "| 发票号 |" in answered.stdout, answered.stdout + answered.stderr

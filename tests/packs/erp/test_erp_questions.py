@@ -77,7 +77,8 @@ def test_sales01_sees_only_their_forms_and_their_customers(erp_server: ErpServer
         assert calls[0][1]["form_id"] == "1001" and "联系电话" in answer_of(s)
         assert facts.SALES01_CUSTOMER[1] in answer_of(s)
         s, calls = ask(erp_server, c, "哪些供应商的应付已经超期了？")  # 5002 is not granted to sales01
-        assert calls == [] and "应付账款" not in answer_of(s) and "客户档案" in answer_of(s)
+        assert calls == [] and answer_of(s) == "您没有供应商档案、应付账款的权限。"  # named, never read
+        assert s["outcome"] == "not_granted"
         s, calls = ask(erp_server, c, f"{facts.SALES02_CUSTOMER[1]}的报价单")  # sales02's: unseen here
         assert calls == [] and "| 单号 |" not in answer_of(s)
 

@@ -48,7 +48,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     NO_ACCESS: {
         "zh": "表单 {form} 不存在，或您无权使用它。",
         "en": "There is no form {form}, or you may not use it.",
-        "outcome": "not_granted",  # the turn's outcome where this failure ends it (models/planner.py)
     },
     NO_BILL: {
         "zh": "没有找到您可以查看的{form} {bill_no}。请核对单号。",

@@ -29,7 +29,7 @@ from tether.packs.erp.client import ErpClient
 from tether.packs.erp.forms import build_collect_form
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
-from tether.packs.erp.messages import MESSAGES
+from tether.packs.erp.messages import MESSAGES, NO_ACCESS
 from tether.packs.erp.op_executor import ErpOpExecutor
 from tether.packs.erp.planner_rules import extract
 from tether.packs.erp.prompt import RULES, domain_map
@@ -102,4 +102,5 @@ def pack(env: PackEnv) -> Pack:
             ErpOpExecutor(erp.client, functools.partial(revise, erp), functools.partial(check_revision, erp))
         ],
         messages=MESSAGES,
+        denied_codes=frozenset({NO_ACCESS}),
     )
