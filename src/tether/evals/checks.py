@@ -142,6 +142,16 @@ def _reads_verdict(task: Task, reads: list[dict[str, Any]]) -> Verdict | None:
     return None
 
 
+def _shape_and_outcome(task: Task, answer: str, reads: list[dict[str, Any]], session: dict[str, Any]) -> Verdict | None:
+    problem = shape_problem(task.shape, answer, reads)
+    if problem:
+        return Verdict(False, "shape", problem, "wrong" if reads else "no_answer")
+    if task.outcome and session.get("outcome") != task.outcome:  # a refusal for another reason
+        detail = f"the session's outcome is {session.get('outcome')}, the task expects {task.outcome}"
+        return Verdict(False, "outcome", detail, "fail")
+    return None
+
+
 def judge(
     task: Task,
     talk: Conversation,
@@ -172,9 +182,9 @@ def judge(
         if not result.ok:
             outcome = "wrong" if answered_with_data or fact.kind == "none" else "no_answer"
             return Verdict(False, "facts", f"{fact.kind}: {result.detail}", outcome)
-    problem = shape_problem(task.shape, answer, reads)
-    if problem:
-        return Verdict(False, "shape", problem, "wrong" if answered_with_data else "no_answer")
+    verdict = _shape_and_outcome(task, answer, reads, session)
+    if verdict is not None:
+        return verdict
     if task.category == "clarify" and not talk.questions:
         return Verdict(False, "no_question", "the request is ambiguous: the agent should have asked", "wrong")
     for replay in talk.replays:

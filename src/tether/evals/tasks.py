@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from tether.core.session import OUTCOMES
+
 CATEGORIES = (
     "read",
     "clarify",
@@ -76,6 +78,7 @@ class Task:
     fast: bool = False  # part of the `make test` subset
     vars: dict[str, str] | None = None  # name -> SQL over the ERP template: {name} in the task is its value
     shape: str = ""  # the answer's shape (checks.SHAPES): value | quantity | latest | top | total
+    outcome: str = ""  # the session's outcome the task expects (not_granted for a form not granted …); "": any
     path: str = ""
 
     @property
@@ -154,8 +157,17 @@ TASK_FIELDS = {
     "fast",
     "vars",
     "shape",
+    "outcome",
 }
 SHAPES = ("value", "quantity", "latest", "top", "total")
+
+
+def _outcome(raw: Any, where: str) -> str:
+    if raw in (None, ""):
+        return ""
+    if raw not in OUTCOMES:
+        raise TaskError(f"{where}: outcome must be one of {', '.join(sorted(OUTCOMES))}")
+    return str(raw)
 
 
 def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path) -> Task:
@@ -198,6 +210,7 @@ def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path)
         fast=bool(merged.get("fast", False)),
         vars={str(k): str(v) for k, v in (merged.get("vars") or {}).items()} or None,
         shape=str(merged.get("shape") or ""),
+        outcome=_outcome(merged.get("outcome"), where),
         path=str(path),
     )
 
