@@ -160,6 +160,7 @@ class Turn:
             return
         self.opened = True
         self.session.current_turn_id = self.turn_id
+        self.session.outcome = None  # the last turn's no longer: a cancel or failure leaves none
         self.emit(EventType.TURN_STARTED, {"resumed": self.resumed})
         self._refresh_tools()
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from tether.core.error_messages import DENIED, FAILED, MESSAGES, say
 from tether.core.messages import ModelReply, ModelRequest, ToolCall
+from tether.core.session import OUTCOMES
 from tether.core.summary import deterministic_summary
 
 STREAM_CHARS, STREAM_PAUSE_S = 8, 0.01
@@ -222,8 +223,8 @@ def _outcome(scope: dict[str, Any]) -> tuple[str, str | None]:
     for data in reversed(scope["steps"]):
         if not isinstance(data, dict):
             continue
-        if isinstance(data.get("outcome"), str):
-            return data["outcome"], None
+        if data.get("outcome") in OUTCOMES:
+            return str(data["outcome"]), None
         empty = data.get("noRows")
         if isinstance(empty, dict) and isinstance(empty.get("test"), str):
             try:
