@@ -158,7 +158,7 @@ def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
             tool_msg({"tool": "a", "kind": "error", "data": {"error": "no such thing"}}),
         ]
     )
-    assert "tool a failed: no such thing" in failed.content
+    assert failed.content == "I could not finish: no such thing"  # the explanation, not the tool's name
     asked_in_chinese = chat(
         [
             {"role": "user", "content": "查一下 a b"},
@@ -167,7 +167,7 @@ def test_planner_asks_instead_of_guessing_and_reports_tool_errors() -> None:
         ]
     )
     # answered in the language asked: an uncoded error is the core's tool.failed, not its English text
-    assert asked_in_chinese.content == "未能完成：a 出错了，请换个说法或稍后再试。"
+    assert asked_in_chinese.content == "未能完成：这一步出错了，请换个说法或稍后再试。"
 
 
 def test_a_coded_tool_error_is_answered_from_its_packs_message_in_the_language_asked() -> None:
@@ -188,8 +188,11 @@ def test_a_coded_tool_error_is_answered_from_its_packs_message_in_the_language_a
     assert answer("look up a b", coded) == "I could not finish: There is no 报价单 QT1."
     # a code no table knows, or params its template does not fill: never half a sentence, never the
     # model's English to a Chinese question (the core's tool.failed); in English the model's explanation
-    assert answer("查一下 a b", {**coded, "code": "x.other"}) == "未能完成：a 出错了，请换个说法或稍后再试。"
-    assert answer("查一下 a b", {**coded, "params": {"form": "报价单"}}) == "未能完成：a 出错了，请换个说法或稍后再试。"
+    assert answer("查一下 a b", {**coded, "code": "x.other"}) == "未能完成：这一步出错了，请换个说法或稍后再试。"
+    assert (
+        answer("查一下 a b", {**coded, "params": {"form": "报价单"}})
+        == "未能完成：这一步出错了，请换个说法或稍后再试。"
+    )
     assert answer("look up a b", {**coded, "code": "x.other"}).endswith("no 报价单 QT1 that you can see")
     # a pack may override a core code
     budget = {"error": "spent", "code": "tool.budget", "params": {"limit": 2, "seconds": 7}}

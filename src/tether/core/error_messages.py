@@ -43,40 +43,40 @@ LOGIN_BUSY_ADDRESS = "limit.login_busy_address"  # {seconds}
 
 MESSAGES: Table = {
     UNKNOWN_TOOL: {
-        "zh": "助手调用了不存在的工具 {tool}，请换个说法再试。",
-        "en": "The assistant called a tool that does not exist ({tool}); try rephrasing.",
+        "zh": "助手要执行的一步并不存在，请换个说法再试。",
+        "en": "The assistant asked for a step that does not exist; try rephrasing.",
     },
     NOT_ALLOWED: {
-        "zh": "{tool} 不能在这一步使用，请换个说法再试。",
-        "en": "{tool} cannot be used in this step; try rephrasing.",
+        "zh": "这一步不能用在这个请求里，请换个说法再试。",
+        "en": "That step is not available for this request; try rephrasing.",
     },
     NOT_AUTHORISED: {
-        "zh": "您没有使用 {tool} 的权限（缺少：{grants}）。",
-        "en": "You may not use {tool} (missing: {grants}).",
+        "zh": "您没有执行这一步的权限（缺少：{grants}）。",
+        "en": "You may not do this step (missing: {grants}).",
     },
     BAD_ARGUMENTS: {
-        "zh": "助手发给 {tool} 的参数格式不对，请再试一次。",
-        "en": "The assistant sent {tool} malformed arguments; try again.",
+        "zh": "助手给这一步的参数格式不对，请再试一次。",
+        "en": "The assistant sent this step malformed arguments; try again.",
     },
     INVALID_ARGUMENTS: {
-        "zh": "助手发给 {tool} 的参数不符合要求，请换个说法再试。",
-        "en": "The assistant sent {tool} arguments it does not accept; try rephrasing.",
+        "zh": "助手给这一步的参数不符合要求，请换个说法再试。",
+        "en": "The assistant sent this step arguments it does not accept; try rephrasing.",
     },
     BUDGET: {
         "zh": "您每分钟最多可调用 {limit} 次工具，本分钟的额度已用完，请 {seconds} 秒后再试。",
         "en": "Your budget of {limit} tool calls per minute is spent; try again in {seconds} s.",
     },
     TIMEOUT: {
-        "zh": "{tool} 在 {seconds} 秒内没有完成，请稍后再试。",
-        "en": "{tool} did not finish within {seconds} s; try again later.",
+        "zh": "这一步在 {seconds} 秒内没有完成，请稍后再试。",
+        "en": "This step did not finish within {seconds} s; try again later.",
     },
     UNAVAILABLE: {
         "zh": "{system} 暂时无法访问，请 {seconds} 秒后再试。",
         "en": "{system} cannot be reached right now; try again in {seconds} s.",
     },
     FAILED: {
-        "zh": "{tool} 出错了，请换个说法或稍后再试。",
-        "en": "{tool} failed; try rephrasing or try again later.",
+        "zh": "这一步出错了，请换个说法或稍后再试。",
+        "en": "This step failed; try rephrasing or try again later.",
     },
     EMPTY_QUESTION: {
         "zh": "助手想向您提问，但问题是空的，请再说一次您的需求。",
@@ -104,8 +104,8 @@ MESSAGES: Table = {
         "en": "The model service failed; try again later.",
     },
     JOB_FAILED: {
-        "zh": "{tool} 的后台任务没有完成，请稍后再试。",
-        "en": "The background job of {tool} did not finish ({reason}); try again later.",
+        "zh": "后台任务没有完成，请稍后再试。",
+        "en": "The background job did not finish ({reason}); try again later.",
     },
     DAILY_TOKENS: {
         "zh": "您今天的模型用量额度（{limit} 个 token）已用完，将于 {resetAt} 恢复。",

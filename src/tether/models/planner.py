@@ -276,16 +276,14 @@ class PlannerModel:
             return self._answer(self._failure(failed, "zh" if zh else "en"), self._failed_outcome(failed))
         skills = sorted(request.skills, key=lambda k: k.plan_order)
         plan = [step for skill in skills for step in skill.plan]
-        if not plan:
-            names = ", ".join(t["function"]["name"] for t in request.tools) or "none"
+        if not plan:  # said without the tools' names: those are the system's, not the person's words
             if zh:
                 return self._answer(
-                    f"我是离线规则规划器，没有已安装的技能能处理这个请求。可用工具：{names}。请换用技能的关键词再问。",
-                    "not_understood",
+                    "我是离线规则规划器，没有已安装的技能能处理这个请求。请换用技能的关键词再问。", "not_understood"
                 )
             return self._answer(
                 "I am the offline rule planner and no installed skill matches this request. "
-                f"Tools available: {names}. Try rephrasing with a skill's keywords.",
+                "Try rephrasing with a skill's keywords.",
                 "not_understood",
             )
         scope = self._scope(query, request, [r.get("data") for r in results])
@@ -362,10 +360,10 @@ class PlannerModel:
             text = say(self.messages, FAILED, {"tool": failed.get("tool")}, language)
         if text is not None:
             return f"未能完成：{text}" if language == "zh" else f"I could not finish: {text}"
-        error = data.get("error", "unknown error")
+        error = data.get("error", "unknown error")  # the tool's own explanation, never its name
         if language == "zh":
-            return f"未能完成：{failed.get('tool')} 出错了，请换个说法或稍后再试。"
-        return f"I could not finish: the tool {failed.get('tool')} failed: {error}"
+            return "未能完成：这一步出错了，请换个说法或稍后再试。"
+        return f"I could not finish: {error}"
 
     def _failed_outcome(self, failed: dict[str, Any]) -> str:
         """A failure whose code says the person is not granted it (``erp.no_access``): not granted."""
@@ -378,7 +376,7 @@ class PlannerModel:
         return ModelReply(tool_calls=[call], meta=META)
 
     def _summary(self, results: list[dict[str, Any]], zh: bool) -> str:
-        lines = [f"- {r.get('tool')}: {json.dumps(r.get('data'), ensure_ascii=False)[:300]}" for r in results]
+        lines = [f"- {json.dumps(r.get('data'), ensure_ascii=False)[:300]}" for r in results]
         done, listed = ("已完成。", "已完成。结果：\n") if zh else ("Done.", "Done. Results:\n")
         return listed + "\n".join(lines) if lines else done
 

@@ -282,8 +282,8 @@ def _said(data: dict[str, Any], question: str) -> str:
             {"form_id": "2001", "page": 0},
             "erp.bad_arguments",
             {"tool": "read_form_data"},
-            "助手调用 read_form_data 时给的参数有误，请换个说法再试。",
-            "The assistant called read_form_data with arguments it cannot use; try rephrasing.",
+            "助手给这一步的参数有误，请换个说法再试。",
+            "The assistant gave this step arguments it cannot use; try rephrasing.",
         ),
     ],
 )

@@ -16,7 +16,7 @@ from tether.erp_demo.meta import _filter_json
 from tether.packs.erp import plans
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
 from tether.packs.erp.planner_rules import READER, extract
-from tether.packs.erp.readings import Ask, Proposal, Refusal
+from tether.packs.erp.readings import Ask, FormFill, Proposal, Refusal
 from tether.packs.erp.writes import read_change
 
 
@@ -38,6 +38,8 @@ ROWS = [
     Seen("1001", {"code": "C0001", "name": facts.SALES01_CUSTOMER[1], "short_name": "恒达自动化"}),
     Seen("1001", {"code": "C0002", "name": "常州力拓机械有限公司", "short_name": "常州力拓"}),
     Seen("1001", {"code": "C0010", "name": "苏州力诺自动化设备有限公司"}),
+    Seen("1001", {"code": "C0041", "name": "嘉兴金泰自动化设备有限公司", "short_name": "嘉兴金泰"}),
+    Seen("1001", {"code": "C0022", "name": "成都海川精密五金有限公司", "short_name": "成都海川"}),
     *(Seen("1003", {"code": c, "name": n, "spec": s}) for c, n, s, *_ in facts.BRAND_1_MATERIALS),
 ]
 CATALOG = Catalog([_meta(f) for f in FORMS], ROWS)
@@ -178,9 +180,6 @@ def test_questions_about_a_bill_stay_reads(request_: str) -> None:
         ("QT202612-0001的含税合计改成100", "含税合计"),  # computed
         ("XX202612-0001删掉", "XX202612-0001"),  # no form numbers bills like that
         ("QT202612-0003转成火箭", "火箭"),  # no such bill to generate
-        ("给恒达做个报价，M9999两台", "M9999"),  # no such material
-        ("给大华做个报价，M0004两台", "大华"),  # no such customer
-        ("给恒达做个报价，M0004", "M0004"),  # no quantity
         ("QT202612-0001的备注改成${ctx.token}", "备注"),  # a template is never a value
         ("QT202612-0001单价改成1300", "哪一行"),  # a line's field without its line
         ("审核销售订单QT202612-0001", "是报价单"),  # the bill number says another form
@@ -220,9 +219,9 @@ def test_a_field_named_without_its_unit_is_taken_and_one_of_several_is_asked_the
 
 
 def test_a_customer_named_by_a_word_of_several_is_asked_then_taken() -> None:
-    outcome = read_change("给自动化做个报价，M0004两台", CATALOG)  # 恒达自动化 and 力诺自动化
+    outcome = read_change("给自动化做个报价，M0004两台", CATALOG)  # 恒达, 力诺 and 金泰自动化
     assert isinstance(outcome, Ask)
-    assert len(outcome.options) == 2
+    assert len(outcome.options) == 3
     chosen = read_change("给自动化做个报价，M0004两台", CATALOG, prefer=outcome.options[1])
     assert isinstance(chosen, Proposal)
     assert chosen.args["payload"]["customer_id"] == outcome.options[1].split()[0]
@@ -262,7 +261,8 @@ def test_materials_the_reader_cannot_see_go_to_the_proposal_by_code_only() -> No
     no_materials = Catalog(SALES.forms, [r for r in ROWS if r.form_id != "1003"])
     args = _args("quote 恒达自动化 for 5 pcs of M0003 at 45 each", no_materials)
     assert args["payload"]["details"] == [{"material_id": "M0003", "qty": 5, "unit_price": 45}]
-    assert isinstance(read_change("给恒达做个报价，深沟球轴承两个", no_materials), Refusal)
+    fallback = read_change("给恒达做个报价，深沟球轴承两个", no_materials)
+    assert isinstance(fallback, FormFill) and fallback.prefill == {"customer_id": "C0001"}
 
 
 @pytest.mark.parametrize(
@@ -271,3 +271,65 @@ def test_materials_the_reader_cannot_see_go_to_the_proposal_by_code_only() -> No
 def test_the_pinned_rules_never_take_an_undone_op(request_: str) -> None:
     assert extract(request_, {})["erp"] is READER  # the change reader refuses it
     assert isinstance(read_change(request_, CATALOG), Refusal)
+
+
+@pytest.mark.parametrize(
+    ("request_", "customer", "line"),
+    [
+        # the verb however it is said, the customer before or after it, with or without a colon
+        ("帮嘉兴金泰开张报价单，深沟球轴承6205 50个，每个18块", "C0041", ("M0002", 50, 18)),
+        ("嘉兴金泰要2000个圆锥滚子轴承30205，单价46，做张报价单", "C0041", ("M0003", 2000, 46)),
+        ("给嘉兴金泰报价，深沟球轴承6205-2RS 50个，单价18元", "C0041", ("M0002", 50, 18)),
+        ("来一张报价单：成都海川，M0010 12根，268元一根", "C0022", ("M0010", 12, 268)),
+        ("开一张报价单给成都海川 标准气缸 20个 每个210", "C0022", ("M0011", 20, 210)),
+        ("出个报价单给成都海川，单价165，接近开关 60个", "C0022", ("M0019", 60, 165)),  # the price first
+        ("帮我给成都海川做张报价单：30205圆锥滚子轴承 80个 单价45块", "C0022", ("M0003", 80, 45)),  # the spec first
+        ("成都海川要直线导轨HGR20 40根，每根385块，出个报价单", "C0022", ("M0009", 40, 385)),
+        ("new quote for 成都海川, 10 pcs of M0013 at 55 each", "C0022", ("M0013", 10, 55)),
+    ],
+)
+def test_a_quote_in_a_clerks_words_is_a_complete_proposal(
+    request_: str, customer: str, line: tuple[str, int, int]
+) -> None:
+    material, qty, price = line
+    details = [{"material_id": material, "qty": qty, "unit_price": price}]
+    assert _args(request_) == {
+        "form_id": "2001",
+        "op": "create",
+        "payload": {"customer_id": customer, "details": details},
+    }
+
+
+@pytest.mark.parametrize(
+    ("request_", "prefill", "unclear"),
+    [
+        ("给恒达做个报价，M9999两台", {"customer_id": "C0001"}, "M9999"),  # no such material
+        ("给大华做个报价，M0004两台", {"details": [{"material_id": "M0004", "qty": 2}]}, "大华"),  # no such customer
+        ("给恒达做个报价，M0004", {"customer_id": "C0001"}, "M0004"),  # no quantity
+        ("帮成都海川开张报价单，飞轮组件 3套", {"customer_id": "C0022"}, "飞轮组件"),
+        ("给成都海川做个报价，深沟球轴承 5个", {"customer_id": "C0022"}, "M0001"),  # which of two 深沟球轴承
+        ("开张报价单", {}, "客户"),
+    ],
+)
+def test_a_quote_it_cannot_finish_is_the_form_prefilled_with_what_it_understood(
+    request_: str, prefill: dict[str, Any], unclear: str
+) -> None:
+    outcome = read_change(request_, CATALOG)
+    assert isinstance(outcome, FormFill), outcome
+    assert (outcome.form_id, outcome.prefill) == ("2001", prefill)
+    assert unclear in " ".join(outcome.unclear)
+    plan = plans.plan_of(outcome, request_)["plan"]
+    assert [s["tool"] for s in plan] == ["collect_form", "propose_write"]
+    assert plan[0]["args"] == {"form_id": "2001", "prefill": prefill}
+
+
+@pytest.mark.parametrize(
+    ("request_", "payload"),
+    [
+        ("把QT202612-0006的那个交期改成30天", {"delivery_days": 30}),
+        ("QT202612-0006这张单子的备注改一下，改成周五前发货", {"remark": "周五前发货"}),
+        ("把QT202612-0006这张报价单的交期改为12天", {"delivery_days": 12}),
+    ],
+)
+def test_words_between_the_bill_and_the_field_do_not_hide_the_field(request_: str, payload: dict[str, Any]) -> None:
+    assert _args(request_) == {"form_id": "2001", "op": "update", "record_id": "QT202612-0006", "payload": payload}

@@ -80,7 +80,7 @@ def test_a_job_killed_mid_analysis_after_restart(
         failed = tool_results(session)[-1]
         assert (failed["tool"], failed["kind"]) == ("analyze_keywords_async", "error")
         assert "interrupted" in failed["data"]["error"]
-        assert answer == "未能完成：analyze_keywords_async 的后台任务没有完成，请稍后再试。"  # asked in Chinese
+        assert answer == "未能完成：后台任务没有完成，请稍后再试。"  # asked in Chinese
         assert failed["data"]["code"] == "job.failed"
         assert failed["data"]["params"] == {"tool": "analyze_keywords_async", "reason": failed["data"]["error"]}
         assert "build_keyword_report" not in [s["toolId"] for s in session["executedSteps"]]
@@ -103,7 +103,7 @@ def test_a_job_past_its_time_limit_ends_failed_and_the_session_goes_on(
         assert [s["toolId"] for s in steps] == ["query_sessions_handle", "analyze_keywords_async"]
         assert steps[-1]["status"] == "FAILED"
         answer = final_answer(session)
-        assert answer == "未能完成：analyze_keywords_async 的后台任务没有完成，请稍后再试。"  # not the job's English
+        assert answer == "未能完成：后台任务没有完成，请稍后再试。"  # not the job's English
         [job] = server.jobs()
         assert job["status"] == "failed" and "time limit" in job["error"]
 

@@ -338,8 +338,8 @@ WRITE_VERBS: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "create": re.compile(
-        r"(?:做|开|出|新建|新开|创建|建|起草)(?:一|1)?(?:个|张|份)?报价|报个价|报价给|^\s*quote\b|"
-        r"\b(?:create|make|draft|new)\s+(?:a\s+)?quot(?:e|ation)\b",
+        r"(?:做|开|出|来|新建|新开|创建|建|起草|拟)(?:一|1)?(?:个|张|份)?报价|报个价|报价给|给[^，,。；;？?]{2,24}?报价|"
+        r"^\s*quote\b|\b(?:create|make|draft|new|prepare)\s+(?:a\s+)?(?:new\s+)?quot(?:e|ation)\b",
         re.I,
     ),
 }

@@ -133,8 +133,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "The filter {filter} is longer than {max} characters; shorten it.",
     },
     BAD_ARGUMENTS: {
-        "zh": "助手调用 {tool} 时给的参数有误，请换个说法再试。",
-        "en": "The assistant called {tool} with arguments it cannot use; try rephrasing.",
+        "zh": "助手给这一步的参数有误，请换个说法再试。",
+        "en": "The assistant gave this step arguments it cannot use; try rephrasing.",
     },
     INVALID: {"zh": "填写的内容不符合{form}：{problems}。", "en": "The values do not fit {form}: {problems}."},
     PROBLEM + "required": {"zh": "{label}为必填项", "en": "{label} is required"},

@@ -153,6 +153,10 @@ class Catalog:
     forms: list[FormMeta]
     rows: list[Seen] = field(default_factory=list)
     denied: list[FormMeta] = field(default_factory=list)  # the ERP's other forms: name and aliases only
+    # the records a new bill's lines may name where their form is not granted (a salesperson's
+    # quotation materials): identifying fields only, read through the ERP as the user, and only
+    # for proposing a bill — never a question's vocabulary
+    choices: list[Seen] = field(default_factory=list)
 
     def form(self, form_id: str) -> FormMeta | None:
         return next((f for f in self.forms if f.form_id == form_id), None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.packs.erp.metadata import FormMeta
-from tether.packs.erp.readings import Ask, Outcome, Proposal, Reading, Refusal
+from tether.packs.erp.readings import Ask, FormFill, Outcome, Proposal, Reading, Refusal
 
 LIST_SIZE = 20
 TABLE_COLUMNS = 8
@@ -143,6 +143,17 @@ def plan_of(outcome: Outcome, question: str) -> dict[str, Any]:
         return {"plan": [], "answer": outcome.text, "outcome": outcome.outcome}
     if isinstance(outcome, Proposal):  # a change: a proposal the person confirms, never a write
         return {"plan": [{"tool": "propose_write", "args": outcome.args}], "answer": "${prev.text}"}
+    if isinstance(outcome, FormFill):  # a new bill not finished: the form, with what was understood
+        return {
+            "plan": [
+                {"tool": "collect_form", "args": {"form_id": outcome.form_id, "prefill": outcome.prefill}},
+                {
+                    "tool": "propose_write",
+                    "args": {"form_id": outcome.form_id, "op": "create", "payload": "${prev.values}"},
+                },
+            ],
+            "answer": "${prev.text}",
+        }
     if isinstance(outcome, Ask):
         return {
             "plan": [

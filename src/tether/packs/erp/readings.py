@@ -55,4 +55,15 @@ class Proposal:
     args: dict[str, Any]
 
 
-Outcome = Reading | Ask | Refusal | Proposal
+@dataclass
+class FormFill:
+    """A new bill the reader could not finish (a material or customer it did not find, a quantity
+    not said): the form, prefilled with what it did understand, for the person to complete;
+    ``unclear`` is the words it could not place."""
+
+    form_id: str
+    prefill: dict[str, Any]
+    unclear: list[str] = field(default_factory=list)
+
+
+Outcome = Reading | Ask | Refusal | Proposal | FormFill

@@ -17,6 +17,7 @@ from typing import Any
 
 from tether.pack import Policy, QueryFailed, SqlRejected, Tool, ToolContext, ToolError, guard, tool
 from tether.packs.erp import messages, plans, reader, writes
+from tether.packs.erp.client import ErpRefused
 from tether.packs.erp.metadata import Catalog, FormMeta, Seen
 from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.tools import Erp, login_guard, token
@@ -86,6 +87,7 @@ class CatalogCache:
         except ToolError:
             policy = None
         views = set(policy.tables) if policy else set()
+        choices = await _line_choices(erp, credential, configs, {str(c["formId"]) for c in cards})
 
         def build() -> Catalog:
             forms = []
@@ -94,9 +96,32 @@ class CatalogCache:
                 columns = erp.query.columns(view) if view in views else frozenset()
                 forms.append(FormMeta.from_erp(card, config, columns))
             rows = seen_rows(erp.query, forms, policy) if policy else []
-            return Catalog(forms, rows, denied)
+            return Catalog(forms, rows, denied=denied, choices=choices)
 
         return await asyncio.to_thread(build)
+
+
+async def _line_choices(erp: Erp, credential: str, configs: list[dict[str, Any]], granted: set[str]) -> list[Seen]:
+    """The records the writable forms' lines refer to where that form is not granted (the
+    materials of a quotation), as the ERP lists them to the user: code, name and spec only."""
+    wanted = {
+        str(f["ref"])
+        for config in configs
+        if config.get("writable")
+        for f in (config.get("detail") or {}).get("fields") or []
+        if f.get("type") == "ref" and f.get("ref") and str(f["ref"]) not in granted
+    }
+    out: list[Seen] = []
+    for form_id in sorted(wanted):
+        try:
+            rows = (await erp.client.read(credential, form_id, {}, 1, SEEN_ROWS))["rows"]
+        except ErpRefused:
+            continue  # not listed to this user: the lines go by code, propose_write resolves them
+        for row in rows:
+            values = {c: str(row[c]) for c in ("code", "name", "spec") if row.get(c) not in (None, "")}
+            if values:
+                out.append(Seen(form_id, values))
+    return out
 
 
 def build_read_question(erp: Erp) -> Tool:

@@ -15,7 +15,8 @@ from typing import Any
 
 from tether.pack import phrases
 from tether.packs.erp import lexicon
-from tether.packs.erp.metadata import Catalog, FieldMeta, FormMeta, Seen
+from tether.packs.erp.metadata import Catalog, FieldMeta, FormMeta
+from tether.packs.erp.new_bills import create_bill, named_forms
 from tether.packs.erp.readings import Ask, Outcome, Proposal, Refusal
 from tether.packs.erp.schema import named_by_label
 from tether.packs.erp.wording import CJK
@@ -52,7 +53,7 @@ def read_change(question: str, catalog: Catalog, prefer: str | None = None) -> O
         return None
     if bill is None:
         if op[0] == "create":
-            return _create(text, op[1], catalog, english, prefer)
+            return create_bill(text, op[1], catalog, english, prefer)
         return None  # 删除的单据有哪些: no bill named, not a change of one
     return _change_of_bill(text, op, bill, catalog, english, prefer)
 
@@ -95,16 +96,6 @@ def _change_of_bill(
     return None
 
 
-def _named_forms(text: str, forms: list[FormMeta]) -> list[FormMeta]:
-    """The forms ``text`` names by name or alias, the longest naming first (销售订单 before 订单)."""
-    lower = text.lower()
-    hits = [(len(w), f) for f in forms for w in (f.name, *f.aliases) if len(w) >= 2 and w.lower() in lower]
-    if not hits:
-        return []
-    longest = max(n for n, _ in hits)
-    return list({f.form_id: f for n, f in hits if n == longest}.values())
-
-
 def _cannot(english: bool) -> Refusal:
     if english:
         return Refusal(
@@ -125,7 +116,7 @@ def _generate(
     text: str, verb: re.Match[str], form: FormMeta, bill_no: str, catalog: Catalog, english: bool, prefer: str | None
 ) -> Outcome:
     after = text[verb.end() :]
-    targets = [f for f in _named_forms(after, catalog.forms) if f.form_id != form.form_id and f.bill_prefix]
+    targets = [f for f in named_forms(after, catalog.forms) if f.form_id != form.form_id and f.bill_prefix]
     if prefer:
         targets = [f for f in targets if f.name == prefer] or targets
     if not targets:
@@ -177,6 +168,7 @@ def _update(
     prefer: str | None = None,
 ) -> Outcome:
     said, line_no, material = _said_field(text, verb, bill)
+    said = _without_fillers(said, form)
     value_text = _value_after(text, verb, bill)
     on_line = line_no is not None or material is not None
     fields = form.details if on_line else form.fields
@@ -215,6 +207,24 @@ def _update(
     return Proposal({"form_id": form.form_id, "op": "update", "record_id": bill_no, "payload": payload})
 
 
+_FILLER_LEAD = re.compile(r"^(?:这张|那张|这个|那个|这份|那份|这单|那单|该|此|单子|单据|的|里的|中的|上的|里|上)+")
+_FILLER_TAIL = re.compile(r"(?:改一下|修改一下|改下|改改|一下|麻烦|帮忙|[，,、\s])+$")
+
+
+def _without_fillers(said: str, form: FormMeta) -> str:
+    """The field's words without those that point at the bill (那个, 这张单子的, 报价单的) or soften the
+    verb (改一下，改成…): 把QT…的那个交期改成30天 names 交期."""
+    names = sorted((w for w in (form.name, *form.aliases) if len(w) >= 2), key=len, reverse=True)
+    bill_words = re.compile("^(?:" + "|".join(map(re.escape, names)) + ")") if names else None
+    before = None
+    while before != said:
+        before = said
+        said = _FILLER_TAIL.sub("", _FILLER_LEAD.sub("", said)).strip()
+        if bill_words is not None and (rest := bill_words.sub("", said)).strip():
+            said = rest
+    return said
+
+
 def _value_after(text: str, verb: re.Match[str], bill: re.Match[str]) -> str:
     rest = text[verb.end() :]
     if verb.start() < bill.start():  # change … <bill> to <value> / 修改<单号>的交期为<值>
@@ -249,140 +259,3 @@ def _value(raw: str, field: FieldMeta) -> Any:
     if field.type == "ref":
         return None  # a record by name: the form's own collect/propose path resolves those
     return raw
-
-
-# ---- a new bill with its lines: 给恒达做个报价，M0004两台，1300一台 / quote X for 5 pcs of M0003 at 45 each
-
-_PRICE_EACH = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(?:元|块|yuan)?\s*(?:一|每|/|per\s*|a\s*)(?:台|个|件|套|只|根|米|张|片|pcs?|piece|unit)|"
-    r"(?:at|@)\s*(\d+(?:\.\d+)?)\s*(?:each|apiece|/\s*pc)?|(?:单价|价格|每台|每个|each)\s*[:：]?\s*(\d+(?:\.\d+)?)",
-    re.I,
-)
-_QTY = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(?:个|台|套|件|只|根|米|盒|吨|公斤|张|片|pcs?|pieces|units?)(?:\s*of\b)?|(?:数量|qty)\s*[:：]?\s*(\d+(?:\.\d+)?)",
-    re.I,
-)
-_CUSTOMER = re.compile(r"给(?:客户)?(?P<zh>.+?)(?:做|开|出|报|新建|建)|quote\s+(?:to\s+)?(?P<en>.+?)\s+for\b", re.I)
-_LINE_SPLIT = re.compile(r"[；;]|\band\b|另外|还有")
-_LEFT_OK = re.compile(r"^[\s，,。.、:：的和及x×*]*$", re.I)
-
-
-def _ref_rows(catalog: Catalog, form_id: str | None) -> list[Seen]:
-    return [r for r in catalog.rows if r.form_id == form_id]
-
-
-def _records(word: str, rows: list[Seen]) -> list[Seen]:
-    """The records ``word`` names among ``rows``: exactly by code or name, else as part of a name."""
-    key = word.lower().strip()
-    if not key:
-        return []
-    cols = ("code", "name", "short_name")
-    exact = [r for r in rows if any(r.values.get(c, "").lower() == key for c in cols)]
-    if exact:
-        return list({r.values.get("code") or r.values.get("name"): r for r in exact}.values())
-    part = [
-        r for r in rows if len(key) >= 2 and any(key in r.values.get(c, "").lower() for c in ("name", "short_name"))
-    ]
-    return list({r.values.get("code") or r.values.get("name"): r for r in part}.values())
-
-
-def _shown(row: Seen) -> str:
-    return " ".join(dict.fromkeys(v for c in ("code", "name", "spec") if (v := row.values.get(c))))
-
-
-def _create(text: str, verb: re.Match[str], catalog: Catalog, english: bool, prefer: str | None) -> Outcome | None:
-    forms = _named_forms(text, catalog.forms) or _named_forms(
-        lexicon.CREATE_FORM.get(verb.group(0).lower(), ""), catalog.forms
-    )
-    forms = [f for f in forms if f.writable and f.details]
-    if len(forms) != 1:
-        return None  # no one bill with lines named: the form path (新建一张报价单给…) or the reader
-    form = forms[0]
-    party = next((f for f in form.fields if f.type == "ref" and f.column.endswith("customer_id")), None)
-    material = next((f for f in form.details if f.type == "ref"), None)
-    who = _CUSTOMER.search(text)
-    if party is None or material is None or who is None:
-        return None
-    name = re.sub(r"^(?:一下|个|客户)|(?:一个|一张|一份|个)$", "", (who["zh"] or who["en"] or "").strip()).strip()
-    rows = _ref_rows(catalog, party.ref)
-    # the customers the caller can see; none seen (a form not granted): propose_write resolves the name
-    customers = _records(name, rows) if rows else [Seen("", {"name": name})]
-    if prefer:
-        customers = [r for r in customers if prefer.split()[0] in r.values.values()] or customers
-    if not customers:
-        if english:
-            return Refusal(f"I did not find the customer “{name}” among those you can see.")
-        return Refusal(f"没有在您能查看的客户中找到“{name}”。")
-    if len(customers) > 1:
-        shown = [_shown(r) for r in customers][:8]
-        lead = (
-            f"“{name}” matches several customers; which one?" if english else f"“{name}”对应多个客户，您指的是哪一个？"
-        )
-        return Ask(lead + " " + " / ".join(shown), shown)
-    rest = text[who.end() :]
-    if m := re.search(r"报价单?|quotation|\bfor\b", rest, re.I):
-        rest = rest[m.end() :]
-    lines = []
-    for part in _LINE_SPLIT.split(rest):
-        if not part.strip(" ，,。."):
-            continue
-        line = _line(part, _ref_rows(catalog, material.ref), english)
-        if not isinstance(line, dict):
-            return line
-        lines.append(line)
-    if not lines:
-        return None  # no lines said: the form path collects them
-    payload = {party.column: customers[0].values.get("code") or name, "details": lines}
-    return Proposal({"form_id": form.form_id, "op": "create", "payload": payload})
-
-
-def _line(part: str, materials: list[Seen], english: bool) -> dict[str, Any] | Outcome:
-    """One line: a material (code or name), a quantity with its unit, a unit price."""
-    price = None
-    if m := _PRICE_EACH.search(part):
-        price = float(next(g for g in m.groups() if g))
-        part = part[: m.start()] + " " + part[m.end() :]
-    part = re.sub(r"(?<![一二两三四五六七八九\d])十(?=\s*(?:个|台|件|套|只|根|米|张|片))", "10", part)  # 十个
-    part = phrases.arabic(re.sub(r"([A-Za-z]+\d+[A-Za-z0-9-]*)", r" \1 ", part))  # M0004两台: not 00042
-    qty = None
-    if m := _QTY.search(part):
-        qty = float(m[1] or m[2])
-        part = part[: m.start()] + " " + part[m.end() :]
-    codes = {r.values.get("code", "").lower(): r for r in materials if r.values.get("code")}
-    said = re.findall(r"[A-Za-z]+\d+[A-Za-z0-9-]*", part)
-    if not materials:  # the material form is not the caller's to read: propose_write resolves the code
-        codes = {w.lower(): Seen("", {"code": w.upper()}) for w in said}
-    found = [r for word in said if (r := codes.get(word.lower()))]
-    left = re.sub(r"[A-Za-z]+\d+[A-Za-z0-9-]*", " ", part) if found else part
-    if not found:
-        names = sorted(
-            {v for r in materials for c in ("name", "spec") if (v := r.values.get(c)) and len(v) >= 2 and v in part},
-            key=len,
-            reverse=True,
-        )
-        if names:
-            found = [r for r in materials if names[0] in (r.values.get("name"), r.values.get("spec"))]
-            left = part.replace(names[0], " ")
-            if len(found) > 1:
-                shown = [_shown(r) for r in found][:8]
-                lead = (
-                    f"“{names[0]}” matches several materials; which one?"
-                    if english
-                    else f"“{names[0]}”对应多个物料，请用物料编码说明："
-                )
-                return Refusal(lead + " " + " / ".join(shown))
-    left = re.sub(r"\s*(?:pcs?|pieces|of|at|each|单价|元)\s*", " ", left, flags=re.I)
-    if not found or len(found) > 1:
-        what = part.strip(" ，,")
-        return Refusal(f"I did not find the material in “{what}”." if english else f"没有在“{what}”里找到物料。")
-    if qty is None:
-        code = found[0].values.get("code", "")
-        return Refusal(
-            f"How many of {code}?" if english else f"{code} 要报多少数量？请写明数量，如 “{code} 10个，单价46”。"
-        )
-    if not _LEFT_OK.match(left):
-        return Refusal(f"I did not understand “{left.strip()}”." if english else f"没有理解“{left.strip()}”。")
-    line: dict[str, Any] = {"material_id": found[0].values.get("code"), "qty": qty}
-    if price is not None:
-        line["unit_price"] = price
-    return line
