@@ -9,6 +9,7 @@ its bill) — then keep serving (``--no-serve`` exits instead).
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -16,6 +17,7 @@ from typing import Any, TextIO
 
 import httpx
 
+from tether.demo_scratch import scratch_settings
 from tether.progress import Progress, follow_session
 from tether.settings import Settings
 
@@ -219,19 +221,33 @@ def _revision_bill_no(url: str) -> str:
         return facts.REVISION_QUOTATION_BILL_NO
 
 
-def _start_server(settings: Settings, host: str, port: int, out: TextIO) -> Any:
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _stop_server(server: Any, timeout_s: float = 30) -> None:
+    """Stop a server ``_start_server`` started, and wait for its shutdown (workers, pools)."""
+    server.should_exit = True
+    server.demo_thread.join(timeout_s)
+
+
+def _start_server(settings: Settings, host: str, port: int, out: TextIO, quiet: bool = False) -> Any:
     import uvicorn
 
     from tether.app.main import create_app
     from tether.wiring import check_schemas
 
-    out.write("preparing the embedded default (database, demo data, worker)…\n")
-    out.flush()
+    if not quiet:
+        out.write("preparing the embedded default (database, demo data, worker)…\n")
+        out.flush()
     app = create_app(settings)
     check_schemas(app.state.services)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
+    server.demo_thread = thread  # type: ignore[attr-defined]
     deadline = time.monotonic() + 180
     while not server.started and time.monotonic() < deadline:
         if not thread.is_alive():
@@ -261,6 +277,36 @@ def _report_links(session: dict[str, Any]) -> list[str]:
         if step.get("toolId") == "build_keyword_report" and isinstance(result, dict):
             return [result.get("path", ""), result.get("url", "")]
     return []
+
+
+def _erp_examples_here(server: Any, url: str, bill_no: str, out: TextIO) -> str:
+    """The ERP examples on ``url``'s server: the read, the two writes, the approval."""
+    status = _erp_example(url, out)
+    if status == "SUCCEEDED":
+        status = _erp_write_example(url, bill_no, out)
+    if status == "SUCCEEDED" and server.config.app.state.services.ops.approvals is not None:
+        status = _approval_example(url, out)
+    return status
+
+
+def _erp_examples(settings: Settings, host: str, bill_no: str, out: TextIO) -> str | None:
+    """The ERP examples on a scratch copy of the ERP's data (``demo_scratch``), so that what they
+    write is not in the data the person explores afterwards; None where the ERP is not a SQLite
+    file (the examples then run on the serving server, and write there)."""
+    port = _free_port(host)
+    with scratch_settings(settings, f"http://{host}:{port}") as scratch:
+        if scratch is None:
+            out.write("(the ERP is on a database server: the examples below write into it)\n")
+            return None
+        out.write(
+            f"(the examples below run on a scratch copy of the ERP's data at http://{host}:{port}, removed "
+            "afterwards: their bills and links are not in the data the chat page shows you)\n"
+        )
+        server = _start_server(scratch, host, port, out, quiet=True)
+        try:
+            return _erp_examples_here(server, f"http://{host}:{port}", bill_no, out)
+        finally:
+            _stop_server(server)
 
 
 def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> int:
@@ -296,12 +342,8 @@ def run_demo(settings: Settings, host: str, port: int, serve: bool = True) -> in
     if any(p.name == "erp" for p in server.config.app.state.services.packs):
         out.write("\n")
         _erp_users(out)
-        erp_status = _erp_example(url, out)
         bill_no = _revision_bill_no(url)
-        if erp_status == "SUCCEEDED":
-            erp_status = _erp_write_example(url, bill_no, out)
-        if erp_status == "SUCCEEDED" and server.config.app.state.services.ops.approvals is not None:
-            erp_status = _approval_example(url, out)
+        erp_status = _erp_examples(settings, host, bill_no, out) or _erp_examples_here(server, url, bill_no, out)
     code = 0 if status == "SUCCEEDED" and erp_status in ("SUCCEEDED", "SKIPPED") else 1
     if serve:
         out.write("\n" + chat_help(url, bill_no))

@@ -173,6 +173,8 @@ def test_a_new_quotation_through_the_form_card_shows_the_error_inline_then_execu
     proposal = page.inner_text(CARD)
     assert facts.SALES01_CUSTOMER[1] in proposal and "M0003" in proposal and "确认后自动执行" in proposal
     assert page.locator(f"{CARD} .line-diff").count() == 1
+    # the proposal's own expiry is named for what it is, not 有效期至 (the quotation's own field)
+    assert "提案有效期" in proposal and "有效期至" not in proposal, proposal
     s.shot("proposal")
 
     page.click(f"{CARD} button:text('确认')")
