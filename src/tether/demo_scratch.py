@@ -20,10 +20,10 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from tether.packs.erp.settings import ErpPackSettings
 from tether.settings import Settings
 
 SCRATCH_PREFIX = "demo-"
+EMBEDDED_ERP_URL = "sqlite:///./var/erp.db"  # the ERP pack's default (it is not imported here)
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -49,7 +49,7 @@ def scratch_settings(settings: Settings, public_url: str) -> Iterator[Settings |
     """Settings for a server on a scratch copy of the ERP, or None where the ERP's database is not
     a SQLite file (the caller runs the examples in place). The packs read the ERP's URL from the
     environment (``TETHER_ERP_*``) when they are built: it names the copy until the block ends."""
-    erp_db = sqlite_file(ErpPackSettings().database_url)
+    erp_db = sqlite_file(os.environ.get("TETHER_ERP_DATABASE_URL") or EMBEDDED_ERP_URL)
     if erp_db is None or not erp_db.exists():
         yield None
         return

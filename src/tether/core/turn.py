@@ -120,7 +120,7 @@ class Turn:
         self.on_final = on_final  # compiles the turn's DSL when it succeeds -> its id
         self.ops = ops  # the op queue a proposing tool records its draft in
         self.tool_calls = sum(1 for s in session.executed_steps if s.turn_id == turn_id)
-        self.outcome = ANSWERED  # a final answer's, as its model says it (the offline planner does)
+        self.outcome = ANSWERED  # a final answer's, as its model says it
         self.allowed = frozenset[str]()
         self.opened = False
         self.committing = asyncio.Lock()
@@ -262,8 +262,7 @@ class Turn:
         if not reply.tool_calls:
             content = reply.content or ""
             s.append({**reply.to_message(), "content": content})
-            said = reply.meta.get("outcome")
-            self.outcome = str(said) if said in OUTCOMES else ANSWERED
+            self.outcome = str(reply.meta["outcome"]) if reply.meta.get("outcome") in OUTCOMES else ANSWERED
             self.emit(EventType.MODEL_DECISION, {"action": "final", **reply.meta, **thinking})
             self.emit(EventType.ASSISTANT_MESSAGE, {"content": content, **reply.meta, "outcome": self.outcome})
             return Round(final_text=content)
@@ -369,8 +368,7 @@ class Turn:
             s.transition(Status.FAILED)
             s.last_error = step.reason
             coded = step.coded()  # the person's language: the page says the code's text
-            s.last_error_code = coded or None
-            s.outcome = None
+            s.last_error_code, s.outcome = coded or None, None
             self.emit(EventType.ERROR, {"message": step.reason, **coded})
             self.emit(EventType.TURN_FINISHED, {"status": s.status.value, "reason": step.reason, **coded})
             await self.commit()
