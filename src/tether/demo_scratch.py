@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from tether.settings import Settings
+from tether.store.sqlite_copy import backup_sqlite
 
 SCRATCH_PREFIX = "demo-"
 EMBEDDED_ERP_URL = "sqlite:///./var/erp.db"  # the ERP pack's default (it is not imported here)
@@ -32,16 +32,6 @@ def sqlite_file(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return None
     return Path(parsed.database)
-
-
-def _copy(source: Path, target: Path) -> None:
-    """A consistent copy of a live SQLite database (the serving process may hold it open, in WAL)."""
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
 
 
 @contextmanager
@@ -56,7 +46,7 @@ def scratch_settings(settings: Settings, public_url: str) -> Iterator[Settings |
     folder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=erp_db.parent))
     saved = os.environ.get("TETHER_ERP_DATABASE_URL")
     try:
-        _copy(erp_db, folder / "erp.db")
+        backup_sqlite(erp_db, folder / "erp.db")
         os.environ["TETHER_ERP_DATABASE_URL"] = f"sqlite:///{(folder / 'erp.db').resolve()}"
         packs = ",".join(p for p in settings.packs.split(",") if "finance" not in p and p.strip() != "examples")
         yield settings.model_copy(

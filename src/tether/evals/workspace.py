@@ -11,7 +11,6 @@ import os
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -21,6 +20,8 @@ from datetime import date
 from pathlib import Path
 
 import httpx
+
+from tether.store.sqlite_copy import backup_sqlite
 
 PACKS = "tether.packs.finance_cs.pack,tether.erp_demo.pack,tether.packs.erp.pack"
 DATABASES = ("tether.db", "erp.db", "finance.db")
@@ -153,15 +154,6 @@ class ServerProcess:
         return "\n".join(text.splitlines()[-n:])
 
 
-def _backup(source: Path, target: Path) -> None:
-    """A consistent single-file copy (the WAL folded in), whatever the server left behind."""
-    target.unlink(missing_ok=True)
-    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
-        src.backup(dst)
-    with sqlite3.connect(target) as dst:
-        dst.execute("PRAGMA journal_mode=DELETE")
-
-
 @dataclass(slots=True)
 class Workspace:
     """``root``/template-<day>/ holds the seeded files; ``root``/trials/<name>/var/ each trial's copy."""
@@ -194,7 +186,7 @@ class Workspace:
         shutil.rmtree(staged, ignore_errors=True)
         (staged / "var").mkdir(parents=True)
         for name in DATABASES:
-            _backup(seeding / "var" / name, staged / "var" / name)
+            backup_sqlite(seeding / "var" / name, staged / "var" / name)
         (staged / "var" / ".ready").write_text(f"{date.today()}\n")
         shutil.rmtree(seeding, ignore_errors=True)
         if done.exists():  # another run seeded it meanwhile: theirs is as good

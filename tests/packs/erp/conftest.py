@@ -9,7 +9,9 @@ itself, bypassing tether, to prove what the ERP alone would hand out.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,18 @@ class ErpServer(ServerProcess):
         assert r.status_code == 200, r.text
         body: dict[str, Any] = r.json()
         return body
+
+
+def tether_cli(server: ServerProcess, home: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``tether <args>`` in a subprocess against ``server``, its login kept under ``home``."""
+    env = {**os.environ, "XDG_CONFIG_HOME": str(home), "TETHER_URL": server.url}
+    env.pop("TETHER_TOKEN", None)
+
+    def tether(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "tether.cli", *args]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+    return tether
 
 
 def erp_rows(erp: httpx.Client, form_id: str, **params: Any) -> dict[str, Any]:

@@ -8,17 +8,14 @@ these tests fail the moment tether's own boundary lets something through.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.packs.erp.conftest import ErpServer, answer_of, erp_rows, facts
+from tests.packs.erp.conftest import ErpServer, answer_of, erp_rows, facts, tether_cli
 
 NO_ACCESS = "no such form or no access"
 
@@ -208,12 +205,7 @@ def test_query_data_caches_per_brand_revalidates_and_records_errors(erp_server: 
 
 
 def test_tether_login_then_ask_from_the_terminal(erp_server: ErpServer, tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "TETHER_URL": erp_server.url}
-    env.pop("TETHER_TOKEN", None)
-
-    def tether(*args: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "tether.cli", *args]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    tether = tether_cli(erp_server, tmp_path)
 
     assert tether("login", "sales01", "--password", "wrong").returncode == 1
     login = tether("login", "sales01", "--password", facts.PASSWORD)

@@ -5,15 +5,12 @@ ask``'s exit status, beside an answer and a question back."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.packs.erp.conftest import ErpServer, answer_of, facts, get_session, runtime_events
+from tests.packs.erp.conftest import ErpServer, answer_of, facts, get_session, runtime_events, tether_cli
 
 NOT_GRANTED = "您没有销售发票的权限。"
 NO_ROWS = f"没有符合条件的记录：客户名称 含 {facts.SALES01_CUSTOMER[1]}，单据日期 2020-01-01 至 2020-12-31（发货单）。"
@@ -52,12 +49,7 @@ def test_not_granted_no_rows_and_not_understood_are_three_outcomes_on_the_sessio
 
 
 def test_tether_ask_exits_with_the_outcome(erp_server: ErpServer, tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "TETHER_URL": erp_server.url}
-    env.pop("TETHER_TOKEN", None)
-
-    def tether(*args: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "tether.cli", *args]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    tether = tether_cli(erp_server, tmp_path)
 
     assert tether("login", "sales01", "--password", facts.PASSWORD).returncode == 0
     for question, code in (
