@@ -23,6 +23,9 @@ log = logging.getLogger("tether.erp_demo")
 
 def pack(env: Any) -> Pack:
     settings = ErpSettings()
+    if settings.kind == "tryton":  # the ERP pack talks to Tryton: no demo ERP beside it
+        log.info("TETHER_ERP_KIND=tryton: the demo ERP is not mounted")
+        return Pack(name="erp_demo")
     erp = ErpDemo(settings, agent_key=agent_key_of(settings.agent_key, embedded=True))
 
     async def startup(services: Any) -> None:

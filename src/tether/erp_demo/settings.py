@@ -16,6 +16,9 @@ AGENT_KEY_NAME = "erp-agent-key"  # the ERP pack asks process_secret for the sam
 class ErpSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TETHER_ERP_", extra="ignore")
 
+    kind: Literal["demo", "tryton"] = Field(
+        "demo", description="the ERP the ERP pack talks to; tryton: the demo ERP is not mounted in tether serve"
+    )
     database_url: str = Field(DEFAULT_URL, description="the ERP's own database (SQLite, PostgreSQL or MariaDB)")
     token_ttl_s: int = Field(604_800, ge=1, description="lifetime of a login token (seconds)")
     seed: Literal["auto", "off"] = Field("auto", description="auto: seed the demo company when empty; off: never")

@@ -27,6 +27,7 @@ def seed(database: str, config_file: Path) -> dict[str, int]:
     products = _products(accounts)
     warehouses = _warehouses(products)
     _users(company)
+    _translations()
     term = _payment_term()
     method = _payment_method(accounts)
     places = list(warehouses.values())
@@ -181,6 +182,23 @@ def _users(company: Any) -> None:
         for xml_id in demo.groups:
             record.groups.append(group(_xml_id(xml_id)))
         record.save()
+
+
+def _translations() -> None:
+    """Complete Tryton's zh_CN words for what the assistant reads (``demo_data.ZH_CN``), as an
+    administrator does in Tryton: the entry Tryton already has is given its value (and is no
+    longer fuzzy, so Tryton uses it); a missing one is added."""
+    translation = _model("ir.translation")
+    changed = []
+    for (name, kind, source), value in data.ZH_CN.items():
+        found = translation.find(
+            [("lang", "=", "zh_CN"), ("name", "=", name), ("type", "=", kind), ("src", "=", source)]
+        )
+        for record in found or [translation(lang="zh_CN", name=name, type=kind, src=source, res_id=-1)]:
+            record.value = value
+            record.fuzzy = False
+            changed.append(record)
+    translation.save(changed)
 
 
 def _payment_term() -> Any:

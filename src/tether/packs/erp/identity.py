@@ -21,7 +21,8 @@ import time
 from typing import Any
 
 from tether.pack import Identity, Owner, ToolError, Unavailable
-from tether.packs.erp.client import UNREACHABLE_MESSAGE, ErpClient, ErpRefused, ErpUnreachable, LoginExpired
+from tether.packs.erp.client import UNREACHABLE_MESSAGE, ErpRefused, ErpUnreachable, LoginExpired
+from tether.packs.erp.port import ErpPort
 
 PROVIDER = "erp"
 
@@ -50,7 +51,7 @@ class ErpIdentityProvider:
     name = PROVIDER
     password_login: str | None = "/api/auth/login"  # the pack's route (routes.py): the ERP login, proxied
 
-    def __init__(self, client: ErpClient, cache_s: float = 5.0, max_entries: int = 10_000) -> None:
+    def __init__(self, client: ErpPort, cache_s: float = 5.0, max_entries: int = 10_000) -> None:
         self.client = client
         self.cache_s = cache_s
         self.max_entries = max_entries

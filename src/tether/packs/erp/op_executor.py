@@ -13,7 +13,8 @@ from typing import Any
 
 from tether.pack import Identity, Op, OpExecutor, OpOutcome, StagedDiffers, ToolError, fingerprint_of
 from tether.packs.erp import messages
-from tether.packs.erp.client import ErpClient, ErpRefused
+from tether.packs.erp.client import ErpRefused
+from tether.packs.erp.port import ErpPort
 
 NAME = "erp"
 STAGED_DIFFERS = -3  # the ERP's code for a staged op whose values are not the ones confirmed
@@ -40,7 +41,7 @@ CheckRevision = Callable[[Op, dict[str, Any], Identity], Awaitable[None]]
 class ErpOpExecutor(OpExecutor):
     name = NAME
 
-    def __init__(self, client: ErpClient, revise: Revise | None = None, check: CheckRevision | None = None) -> None:
+    def __init__(self, client: ErpPort, revise: Revise | None = None, check: CheckRevision | None = None) -> None:
         self.client = client
         self._revise = revise
         self._check = check

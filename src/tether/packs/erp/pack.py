@@ -32,6 +32,7 @@ from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.messages import MESSAGES, NO_ACCESS
 from tether.packs.erp.op_executor import ErpOpExecutor
 from tether.packs.erp.planner_rules import extract
+from tether.packs.erp.port import ErpPort
 from tether.packs.erp.prompt import RULES, domain_map
 from tether.packs.erp.proposals import build_propose_write
 from tether.packs.erp.query_data import QueryService
@@ -40,6 +41,7 @@ from tether.packs.erp.revision import check_revision, revise
 from tether.packs.erp.routes import build_router
 from tether.packs.erp.settings import ErpPackSettings
 from tether.packs.erp.state import QueryState
+from tether.packs.erp.summaries import build_summarize
 from tether.packs.erp.tools import Erp, build_tools
 from tether.packs.erp.understanding import build_read_question
 
@@ -47,17 +49,29 @@ log = logging.getLogger("tether.erp")
 SKILLS = Path(__file__).parent / "skills"
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "erp_alembic_version"
-HEAD = "erp0001"  # the newest revision in migrations/versions (a test keeps the two equal)
+HEAD = "erp0001"
+TRYTON_URL = "http://127.0.0.1:8720/"  # `tether tryton serve`'s default  # the newest revision in migrations/versions (a test keeps the two equal)
 
 
-def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
-    settings = settings or ErpPackSettings()
+def open_client(env: PackEnv, settings: ErpPackSettings) -> ErpPort:
+    """The ERP port's adapter that ``settings.kind`` names (port.py)."""
+    breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_reset_s)
+    if settings.kind == "tryton":
+        from tether.packs.erp.tryton_client import TrytonClient
+
+        url = settings.base_url or TRYTON_URL
+        return TrytonClient(url, settings.tryton_database, settings.tryton_language, settings.http_timeout_s,
+                            breaker=breaker)  # fmt: skip
     base_url = settings.base_url or f"{env.public_url.rstrip('/')}/erp"
     agent_key = settings.agent_key.get_secret_value() if settings.agent_key else None
     if not agent_key and settings.embedded:  # the demo ERP mounted in this process holds the same
         agent_key = process_secret("erp-agent-key")
-    breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_reset_s)
-    client = ErpClient(base_url, timeout_s=settings.http_timeout_s, agent_key=agent_key, breaker=breaker)
+    return ErpClient(base_url, timeout_s=settings.http_timeout_s, agent_key=agent_key, breaker=breaker)
+
+
+def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
+    settings = settings or ErpPackSettings()
+    client = open_client(env, settings)
     executor = ReadOnlyExecutor(
         str(normalize_url(settings.query_url or settings.database_url)),
         timeout_s=settings.query_timeout_s,
@@ -69,6 +83,17 @@ def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
     return Erp(settings, client, query, KnowledgeGraph(executor), identity)
 
 
+# what reads the ERP's database directly: never on Tryton, whose rows only Tryton's rights may hand out
+DIRECT_SQL_TOOLS = frozenset({"query_data", "kg_search"})
+
+
+def _tools(erp: Erp) -> list[Any]:
+    tools = build_tools(erp)
+    if not erp.queryable:  # aggregates from the rows Tryton hands out, not from its tables
+        tools = [*(t for t in tools if t.name not in DIRECT_SQL_TOOLS), build_summarize(erp)]
+    return tools
+
+
 def pack(env: PackEnv) -> Pack:
     erp = open_erp(env)
     provider = erp.identity
@@ -76,6 +101,8 @@ def pack(env: PackEnv) -> Pack:
 
     async def startup(services: Any) -> None:
         services.metrics.registry.register(BreakerMetrics(erp.client.breaker))  # /metrics shows its state
+        if not erp.queryable:
+            return  # the domain map reads the demo ERP's database: Tryton's is only read through Tryton
         try:
             domains[0] = await asyncio.to_thread(erp.kg.domains)
         except Exception as exc:  # the ERP database is elsewhere or not ready: run without the map
@@ -88,7 +115,7 @@ def pack(env: PackEnv) -> Pack:
 
     return Pack(
         name="erp",
-        tools=[*build_tools(erp), build_read_question(erp), build_collect_form(erp), build_propose_write(erp)],
+        tools=[*_tools(erp), build_read_question(erp), build_collect_form(erp), build_propose_write(erp)],
         skill_dirs=[SKILLS],
         extractors=[extract],
         startup=startup,

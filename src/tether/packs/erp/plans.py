@@ -210,11 +210,51 @@ def _empty_sql(reading: Reading) -> str | None:
     return "${prev.rows.0.0}"  # a list through SQL: the count step after it
 
 
+def _sql_step(reading: Reading, question: str, kind: str) -> dict[str, Any]:
+    """A step that needs more than a form's filters: ``query_data`` over the form's view, or — an
+    ERP whose database tether may not query (the form has no view: Tryton) — the same summary
+    computed from the form's rows read through the ERP (``summarize_form_data``, summaries.py)."""
+    form = reading.form
+    if form.view:
+        where = _where(reading)
+        tail = f" WHERE {' AND '.join(where)}" if where else ""
+        measure = reading.measure.column if reading.measure else None
+        sql = {
+            "main": lambda: build_sql(reading),
+            "rows": lambda: rows_sql(reading),
+            "count": lambda: f"SELECT COUNT(*) AS record_count FROM {form.view}{tail}",
+            "total": lambda: f"SELECT SUM({measure}) AS {measure}, COUNT(*) AS record_count FROM {form.view}{tail}",
+        }[kind]()
+        return {"tool": "query_data", "args": {"question": question, "sql": sql}}
+    args = {"form_id": form.form_id, "filters": reading.filters, "where": [list(w) for w in reading.where]}
+    return {"tool": "summarize_form_data", "args": {**args, "select": _select(reading, kind)}}
+
+
+def _select(reading: Reading, kind: str) -> dict[str, Any]:
+    """``summarize_form_data``'s select for what ``build_sql`` / ``rows_sql`` would have asked."""
+    measure = reading.measure.column if reading.measure else None
+    if kind == "count":
+        return {"kind": "count"}
+    if kind == "total":
+        return {"kind": "aggregate", "agg": "sum", "measure": measure}
+    if kind == "rows":
+        return {"kind": "rows", "columns": _columns(reading), "limit": LIST_SIZE}
+    if reading.shape == "aggregate" and measure:
+        return {"kind": "aggregate", "agg": reading.agg or "sum", "measure": measure}
+    if reading.shape in ("group", "top") and reading.group:
+        return {"kind": "group", "group": reading.group, "beside": name_beside(reading), "measure": measure,
+                "ascending": reading.ascending, "limit": reading.top or 50}  # fmt: skip
+    if reading.shape == "count":
+        return {"kind": "count", "distinct": reading.distinct.column if reading.distinct else None}
+    order = measure if reading.shape == "top" else None
+    return {"kind": "rows", "columns": _columns(reading), "order": order, "ascending": reading.ascending,
+            "limit": reading.top or LIST_SIZE}  # fmt: skip
+
+
 def _steps_of(reading: Reading, question: str) -> dict[str, Any]:
     form, lead, en = reading.form, _lead(reading), reading.english
     if reading.needs_sql:
-        sql = build_sql(reading)
-        step = {"tool": "query_data", "args": {"question": question, "sql": sql}}
+        step = _sql_step(reading, question, "main")
         measure = reading.measure.column if reading.measure else None
         if reading.shape == "aggregate" and measure:
             agg, label = reading.agg or "sum", _label(reading, measure)
@@ -230,7 +270,7 @@ def _steps_of(reading: Reading, question: str) -> dict[str, Any]:
             )
             if not reading.beside:
                 return {"plan": [step], "answer": text}
-            rows = {"tool": "query_data", "args": {"question": question, "sql": rows_sql(reading)}}
+            rows = _sql_step(reading, question, "rows")
             return {"plan": [step, rows], "answer": text + "\n\n${prev|table}"}
         if reading.shape == "count" and reading.distinct:
             label = _label(reading, reading.distinct.column)
@@ -261,12 +301,7 @@ def _steps_of(reading: Reading, question: str) -> dict[str, Any]:
         if reading.top:
             text = f"{lead}:\n\n${{prev|table}}" if en else f"{lead}：\n\n${{prev|table}}"
             return {"plan": [step], "answer": text}
-        where = _where(reading)  # a list through SQL says how many rows there are, not only 20 of them
-        tail = f" WHERE {' AND '.join(where)}" if where else ""
-        count = {
-            "tool": "query_data",
-            "args": {"question": question, "sql": f"SELECT COUNT(*) AS record_count FROM {form.view}{tail}"},
-        }
+        count = _sql_step(reading, question, "count")  # a list says how many rows there are, not only 20
         text = (
             f"{lead}: ${{prev.rows.0.0}} records (first {LIST_SIZE} shown).\n\n${{prev2|table}}"
             if en
@@ -292,15 +327,7 @@ def _steps_of(reading: Reading, question: str) -> dict[str, Any]:
     shown = f" (first {LIST_SIZE} shown)" if en else f"（至多显示 {LIST_SIZE} 条）"
     if reading.beside and reading.measure:  # the list's amounts with their total, over every row
         measure, label = reading.measure.column, _label(reading, reading.measure.column)
-        where = _where(reading)
-        tail = f" WHERE {' AND '.join(where)}" if where else ""
-        total = {
-            "tool": "query_data",
-            "args": {
-                "question": question,
-                "sql": f"SELECT SUM({measure}) AS {measure}, COUNT(*) AS record_count FROM {form.view}{tail}",
-            },
-        }
+        total = _sql_step(reading, question, "total")
         text = (
             f"{lead}: ${{prev2.total}} records{shown}, {label} total ${{prev|sum:{measure}}}.\n\n${{prev2|table:{columns}}}"
             if en

@@ -20,7 +20,8 @@ from fastapi import APIRouter, HTTPException, Query
 
 from tether.pack import Identity, IdentityDep, NotFound, ToolError, Unauthorized
 from tether.packs.erp.authz import FORM_ID
-from tether.packs.erp.client import ErpClient, LoginExpired
+from tether.packs.erp.client import LoginExpired
+from tether.packs.erp.port import ErpPort
 from tether.packs.erp.schema import detail_fields, master_fields
 
 MAX_RESULTS = 20
@@ -45,7 +46,7 @@ def candidate(row: dict[str, Any]) -> dict[str, Any]:
     return {"value": str(row.get("code") or row.get("bill_no") or row.get("id")), **shown}
 
 
-async def search(client: ErpClient, token: str, ref_form: str, text: str, limit: int) -> list[dict[str, Any]]:
+async def search(client: ErpPort, token: str, ref_form: str, text: str, limit: int) -> list[dict[str, Any]]:
     """Records of ``ref_form`` the user can see matching ``text`` by code, bill number, name or spec
     (an empty text: the first ones in the form's order)."""
     config = await client.config(token, ref_form)
@@ -68,9 +69,7 @@ def _refusal(form_id: str) -> NotFound:
     return NotFound(f"no such form or no access: {form_id[:40]!r}")
 
 
-async def search_as(
-    client: ErpClient, who: Identity, form_id: str, column: str, text: str, limit: int
-) -> dict[str, Any]:
+async def search_as(client: ErpPort, who: Identity, form_id: str, column: str, text: str, limit: int) -> dict[str, Any]:
     if not who.credential:
         raise Unauthorized("an ERP login is needed to search the ERP's records")
     if not FORM_ID.match(form_id) or form_id not in who.grants:
@@ -88,7 +87,7 @@ async def search_as(
     return {"formId": form_id, "column": column, "ref": field["ref"], "q": text, "results": found}
 
 
-def build_ref_router(client: ErpClient) -> APIRouter:
+def build_ref_router(client: ErpPort) -> APIRouter:
     router = APIRouter(prefix="/api/erp", tags=["erp"])
 
     @router.get(

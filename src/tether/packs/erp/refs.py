@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.pack import ToolError
-from tether.packs.erp.client import ErpClient, LoginExpired
+from tether.packs.erp.client import LoginExpired
+from tether.packs.erp.port import ErpPort
 from tether.packs.erp.schema import Problems, detail_fields, master_fields
 
 MAX_CANDIDATES = 8
@@ -47,7 +48,7 @@ def _display(row: dict[str, Any]) -> str:
     return " ".join(str(x) for x in (code, name, row.get("spec")) if x)  # same-named materials differ by spec
 
 
-async def lookup(client: ErpClient, token: str, ref_form: str, value: str) -> list[dict[str, Any]]:
+async def lookup(client: ErpPort, token: str, ref_form: str, value: str) -> list[dict[str, Any]]:
     config = await client.config(token, ref_form)
     filters = {str(f["name"]) for f in config.get("filters") or []}
     for name in ("code", "bill_no"):
@@ -70,7 +71,7 @@ async def lookup(client: ErpClient, token: str, ref_form: str, value: str) -> li
     return []
 
 
-async def resolve(client: ErpClient, token: str, config: dict[str, Any], values: dict[str, Any]) -> Resolved:
+async def resolve(client: ErpPort, token: str, config: dict[str, Any], values: dict[str, Any]) -> Resolved:
     """Replace each ref value by the referenced record's id (master and detail lines)."""
     out = Resolved(dict(values))
     jobs: list[tuple[dict[str, Any], dict[str, Any], str]] = []

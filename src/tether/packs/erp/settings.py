@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
@@ -13,6 +15,13 @@ EMBEDDED_ERP_URL = "sqlite:///./var/erp.db"
 class ErpPackSettings(PackSettings):
     model_config = SettingsConfigDict(env_prefix="TETHER_ERP_", extra="ignore")
 
+    kind: Literal["demo", "tryton"] = Field(
+        "demo",
+        description="which ERP the pack talks to: the demo ERP's form API, or Tryton's JSON-RPC (then the demo ERP "
+        "is not mounted, and base_url is Tryton's server, default http://127.0.0.1:8720/)",
+    )
+    tryton_database: str = Field("tether_demo", description="the Tryton database (kind tryton)")
+    tryton_language: str = Field("zh_CN", description="the language Tryton answers in, unless the user set one")
     base_url: str | None = Field(None, description="the ERP's HTTP base URL (default: <TETHER_PUBLIC_URL>/erp)")
     embedded: bool = Field(True, description="mount the demo ERP at /erp inside tether serve")
     database_url: str = Field(

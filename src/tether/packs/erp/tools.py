@@ -19,9 +19,10 @@ from typing import Any
 from tether.pack import Interaction, Tool, ToolContext, ToolError, tool
 from tether.packs.erp import authz, messages
 from tether.packs.erp.catalog import FormEntry, search
-from tether.packs.erp.client import ErpClient, ErpRefused, LoginExpired
+from tether.packs.erp.client import ErpRefused, LoginExpired
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
+from tether.packs.erp.port import ErpPort
 from tether.packs.erp.query_data import QueryService
 from tether.packs.erp.settings import ErpPackSettings
 
@@ -36,10 +37,16 @@ class Erp:
     """What the tools, the routes and the identity provider share."""
 
     settings: ErpPackSettings
-    client: ErpClient
+    client: ErpPort
     query: QueryService
     kg: KnowledgeGraph
     identity: ErpIdentityProvider  # who a token is (cached): the tools' row scope comes from it
+
+    @property
+    def queryable(self) -> bool:
+        """Whether tether may read the ERP's database (query_data, kg_search): not on Tryton,
+        whose rows only Tryton's rights hand out."""
+        return self.settings.kind != "tryton"
 
     async def granted_forms(self, ctx: ToolContext) -> list[FormEntry]:
         forms = [FormEntry.from_erp(f) for f in await self.client.forms(token(ctx))]

@@ -24,6 +24,7 @@ from tether.packs.erp.tools import Erp, login_guard, token
 
 CATALOG_TTL_S = 60.0
 SEEN_ROWS = 2000  # distinct identifying rows read per form
+SEEN_PAGES = 20  # without SQL: pages of 100 rows read per form through the ERP
 
 
 def seen_rows(query: QueryService, forms: list[FormMeta], policy: Policy) -> list[Seen]:
@@ -88,17 +89,50 @@ class CatalogCache:
             policy = None
         views = set(policy.tables) if policy else set()
         choices = await _line_choices(erp, credential, configs, {str(c["formId"]) for c in cards})
+        read_rows: list[Seen] = []
+        if not erp.queryable:  # no SQL on this ERP's database: the values as the ERP lists them to the user
+            metas = [FormMeta.from_erp(c, g, _row_columns(g)) for c, g in zip(cards, configs, strict=True)]
+            read_rows = await _seen_through_reads(erp, credential, metas)
 
         def build() -> Catalog:
             forms = []
             for card, config in zip(cards, configs, strict=True):
                 view = str(config.get("view") or card.get("view") or "")
                 columns = erp.query.columns(view) if view in views else frozenset()
+                if not erp.queryable:  # what the ERP's rows carry: summaries.py computes over them
+                    columns = _row_columns(config)
                 forms.append(FormMeta.from_erp(card, config, columns))
-            rows = seen_rows(erp.query, forms, policy) if policy else []
+            rows = read_rows if not erp.queryable else seen_rows(erp.query, forms, policy) if policy else []
             return Catalog(forms, rows, denied=denied, choices=choices)
 
         return await asyncio.to_thread(build)
+
+
+def _row_columns(config: dict[str, Any]) -> frozenset[str]:
+    return frozenset(str(f["column"]) for f in config.get("master") or [] if f.get("column"))
+
+
+async def _seen_through_reads(erp: Erp, credential: str, forms: list[FormMeta]) -> list[Seen]:
+    """Each form's identifying values from its first rows as the ERP lists them (``SEEN_PAGES``
+    pages): where tether may not query the ERP's database, what a clerk names is learnt through
+    the ERP's own reads, with the user's rights."""
+    out: list[Seen] = []
+    for form in forms:
+        columns = [*form.vocabulary_columns(), *(c for pair in form.named_ids() for c in pair)]
+        if not columns:
+            continue
+        for page in range(1, SEEN_PAGES + 1):
+            try:
+                answer = await erp.client.read(credential, form.form_id, {}, page, 100)
+            except ErpRefused:
+                break
+            for row in answer["rows"]:
+                values = {c: str(row[c]) for c in columns if row.get(c) not in (None, "")}
+                if values:
+                    out.append(Seen(form.form_id, values))
+            if page * 100 >= int(answer["total"]):
+                break
+    return out
 
 
 async def _line_choices(erp: Erp, credential: str, configs: list[dict[str, Any]], granted: set[str]) -> list[Seen]:

@@ -1,0 +1,298 @@
+"""The ERP port on Tryton (``port.py``'s contract), over Tryton's own JSON-RPC (``tether.tryton.rpc``).
+
+Every call runs in the caller's Tryton session — the token tether holds *is* the ``Authorization:
+Session …`` header Tryton's login gave — so Tryton's groups, ``ir.model.access`` and record rules
+decide what is read, never an administrator's. A form is a Tryton model (``tryton_forms.FORMS``)
+and it is granted when the user's groups may read it (``ir.model.access.get_access``); its id is
+the model's ``ir.model`` id. Labels, types and options are Tryton's ``fields_get`` in the user's
+language.
+
+Writes are not staged on Tryton yet: ``stage`` and the op calls refuse with a clear message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import Any
+
+from tether.pack import ToolError
+from tether.packs.erp import messages
+from tether.packs.erp.breaker import CircuitBreaker
+from tether.packs.erp.client import ErpRefused, ErpUnreachable, LoginExpired
+from tether.packs.erp.tryton_forms import BY_MODEL, FORMS, ModelForm, domain_of, field_meta, filters_of, flatten
+from tether.packs.erp.tryton_forms import read_fields as fields_to_read
+from tether.tryton.rpc import (
+    RpcRateLimited,
+    RpcUnauthorised,
+    RpcUnreachable,
+    RpcUserError,
+    TrytonRpc,
+    TrytonSession,
+)
+
+NO_WRITES = "writes through tether are not offered on Tryton yet; make the change in Tryton itself"
+_MAX_CACHED = 4096
+
+
+class TrytonClient:
+    """The ERP port on one Tryton database."""
+
+    def __init__(
+        self,
+        base_url: str,
+        database: str,
+        language: str = "zh_CN",
+        timeout_s: float = 15.0,
+        metadata_ttl_s: float = 300.0,
+        breaker: CircuitBreaker | None = None,
+        web_url: str | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.database = database
+        self.language = language
+        self.web_url = web_url
+        self.breaker = breaker or CircuitBreaker()
+        self._rpc = TrytonRpc(self.base_url, database, timeout_s)
+        self._ttl = metadata_ttl_s
+        self._models: tuple[float, dict[str, dict[str, Any]]] | None = None  # model → its ir.model row
+        self._specs: dict[tuple[str, str], tuple[float, dict[str, dict[str, Any]]]] = {}
+        self._contexts: dict[str, tuple[float, dict[str, Any]]] = {}  # a session's Tryton context (company…)
+
+    async def aclose(self) -> None:
+        await self._rpc.aclose()
+
+    # ---- the one place Tryton's answers become the port's errors ----------------------------------
+
+    async def _call(self, token: str | None, method: str, *params: Any, extra: dict[str, Any] | None = None) -> Any:
+        if not self.breaker.admit():
+            raise ErpUnreachable(self.breaker.retry_after_s(), "circuit open")
+        try:
+            if token is None:
+                raise LoginExpired()
+            context = {**(await self._context(token)), **(extra or {})} if method.startswith("model.") else {}
+            answer = await self._rpc.call(token, method, *params, context=context)
+        except RpcUnreachable as exc:
+            self.breaker.failed()
+            raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
+        except asyncio.CancelledError:
+            self.breaker.abandoned()
+            raise
+        except RpcUnauthorised:
+            self.breaker.succeeded()
+            raise LoginExpired() from None
+        except RpcUserError as exc:
+            self.breaker.succeeded()
+            raise ErpRefused(403 if exc.access else 400, exc.message) from None
+        self.breaker.succeeded()
+        return answer
+
+    async def _context(self, token: str) -> dict[str, Any]:
+        """The context Tryton's own clients send with every call: the user's preferences (company,
+        companies, language), read once per session and kept a while (``get_preferences(True)``)."""
+        key = hashlib.sha256(token.encode()).hexdigest()
+        now = time.monotonic()
+        hit = self._contexts.get(key)
+        if hit is not None and now - hit[0] < self._ttl:
+            return hit[1]
+        context = await self._rpc.call(token, "model.res.user.get_preferences", True, context={})
+        context = {**context, "language": context.get("language") or self.language}
+        if len(self._contexts) >= _MAX_CACHED:
+            self._contexts.clear()
+        self._contexts[key] = (now, context)
+        return context
+
+    # ---- identity ---------------------------------------------------------------------------------
+
+    async def login(self, username: str, password: str) -> dict[str, Any]:
+        try:
+            session = await self._rpc.login(username, password, self.language)
+        except RpcUnauthorised:
+            raise LoginExpired() from None
+        except RpcRateLimited as exc:
+            raise ToolError(str(exc), code=messages.REFUSED, params={"status": 429, "reason": str(exc)}) from None
+        except RpcUnreachable as exc:
+            self.breaker.failed()
+            raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
+        self.breaker.succeeded()
+        return {"token": session.header, "expiresAt": None, "user": {"userId": str(session.user_id), "name": username}}
+
+    async def logout(self, token: str) -> dict[str, Any]:
+        await self._call(token, "common.db.logout")
+        return {"ok": True}
+
+    async def me(self, token: str) -> dict[str, Any]:
+        session = TrytonSession.from_header(token)
+        if session is None:
+            raise LoginExpired()
+        preferences = await self._call(token, "model.res.user.get_preferences", False)
+        access = await self._call(token, "model.ir.model.access.get_access", [f.model for f in FORMS])
+        models = await self._model_rows(token)
+        granted = [str(models[m]["id"]) for m, rights in access.items() if rights.get("read") and m in models]
+        return {
+            "userId": str(session.user_id),
+            "username": session.login,
+            "name": preferences.get("name") or session.login,
+            "brandsId": preferences.get("company"),
+            "subsidiaryId": 0,
+            "sAuthsId": granted,
+            "jurisdiction": "all",  # Tryton's record rules scope the rows, in Tryton
+        }
+
+    # ---- metadata ---------------------------------------------------------------------------------
+
+    async def _model_rows(self, token: str) -> dict[str, dict[str, Any]]:
+        now = time.monotonic()
+        if self._models is not None and now - self._models[0] < self._ttl:
+            return self._models[1]
+        rows = await self._call(
+            token, "model.ir.model.search_read", [["name", "in", [f.model for f in FORMS]]], 0, None, None,
+            ["name", "string", "module"],
+        )  # fmt: skip
+        self._models = (now, {str(r["name"]): r for r in rows})
+        return self._models[1]
+
+    async def _form(self, token: str, form_id: str) -> tuple[ModelForm, dict[str, Any]]:
+        for model, row in (await self._model_rows(token)).items():
+            if str(row["id"]) == str(form_id):
+                return BY_MODEL[model], row
+        raise ErpRefused(404, f"no such form: {str(form_id)[:40]!r}")
+
+    async def _fields(self, token: str, model: str, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+        """``fields_get`` as this user sees it (cached per user: field access may differ)."""
+        now = time.monotonic()
+        key = (hashlib.sha256(token.encode()).hexdigest(), model)
+        hit = self._specs.get(key)
+        if hit is not None and now - hit[0] < self._ttl:
+            return hit[1]
+        specs = await self._call(token, f"model.{model}.fields_get", list(names))
+        if len(self._specs) >= _MAX_CACHED:
+            self._specs.clear()
+        self._specs[key] = (now, specs)
+        return dict(specs)
+
+    async def forms(self, token: str) -> list[dict[str, Any]]:
+        return [
+            {"formId": str(row["id"]), "name": str(row.get("string") or model), "module": row.get("module") or "",
+             "aliases": [], "description": "", "view": ""}
+            for model, row in (await self._model_rows(token)).items()
+        ]  # fmt: skip
+
+    async def config(self, token: str, form_id: str) -> dict[str, Any]:
+        form, row = await self._form(token, form_id)
+        specs = await self._fields(token, form.model, form.fields)
+        named = [(n, specs[n]) for n in form.fields if n in specs and n != "addresses"]
+        master = [m for n, spec in named for m in field_meta(n, spec)]
+        if "addresses" in form.fields:
+            master += await self._address_fields(token)
+        detail = None
+        if form.lines and form.line_model:
+            line_specs = await self._fields(token, form.line_model, form.line_fields)
+            detail = {
+                "fields": [m for n in form.line_fields if n in line_specs for m in field_meta(n, line_specs[n])],
+                "minLines": 1,
+                "maxLines": 50,
+            }
+        filters = filters_of(named)
+        if "addresses" in form.fields:
+            filters += [
+                {"name": f["column"], "label": f["label"], "type": "text", "column": f["column"], "op": "like"}
+                for f in master
+                if f["column"] in ("city", "street")
+            ]
+        return {
+            "formId": str(row["id"]),
+            "name": str(row.get("string") or form.model),
+            "module": row.get("module") or "",
+            "view": "",
+            "examinable": False,
+            "writable": False,
+            "billNoPrefix": None,
+            "master": master,
+            "detail": detail,
+            "filters": filters,
+        }
+
+    async def _address_fields(self, token: str) -> list[dict[str, Any]]:
+        specs = await self._fields(token, "party.address", ("city", "street"))
+        return [m for n in ("city", "street") if n in specs for m in field_meta(n, specs[n])]
+
+    # ---- reads ------------------------------------------------------------------------------------
+
+    async def read(self, token: str, form_id: str, params: dict[str, Any], page: int, page_size: int) -> dict[str, Any]:
+        form, _row = await self._form(token, form_id)
+        config = await self.config(token, form_id)
+        try:
+            domain = domain_of(form, config["filters"], params)
+        except (ValueError, ArithmeticError):
+            raise ErpRefused(400, "a filter's value is not of its type (a number, or a date as YYYY-MM-DD)") from None
+        specs = await self._fields(token, form.model, form.fields)
+        names = fields_to_read(form, specs) + (
+            ["addresses.city", "addresses.street"] if "addresses" in form.fields else []
+        )
+        order = [list(o) for o in form.order]
+        offset = (max(page, 1) - 1) * page_size
+        extra = {"locations": await self._warehouses(token)} if form.stock else None
+        rows, total = await asyncio.gather(
+            self._call(token, f"model.{form.model}.search_read", domain, offset, page_size, order, names, extra=extra),
+            self._call(token, f"model.{form.model}.search_count", domain),
+        )
+        return {"rows": [_with_address(flatten(r, specs), r) for r in rows], "total": int(total)}
+
+    async def _warehouses(self, token: str) -> list[int]:
+        """The warehouses this user may see: where a product's quantity on hand is counted."""
+        rows = await self._call(token, "model.stock.location.search", [["type", "=", "warehouse"]], 0, None, None)
+        return [int(r) for r in rows]
+
+    async def record(self, token: str, form_id: str, record_id: str) -> dict[str, Any]:
+        form, _row = await self._form(token, form_id)
+        specs = await self._fields(token, form.model, form.fields)
+        try:
+            ident = int(record_id)
+        except ValueError:
+            raise ErpRefused(404, f"no record {record_id[:64]!r}") from None
+        extra = {"locations": await self._warehouses(token)} if form.stock else None
+        rows = await self._call(
+            token, f"model.{form.model}.search_read", [["id", "=", ident], *[list(c) for c in form.domain]], 0, 1,
+            None, fields_to_read(form, specs), extra=extra,
+        )  # fmt: skip
+        if not rows:  # unknown, or hidden by Tryton's record rules: the same answer
+            raise ErpRefused(404, f"no record {record_id[:64]!r}")
+        details: list[dict[str, Any]] = []
+        if form.lines and form.line_model:
+            line_specs = await self._fields(token, form.line_model, form.line_fields)
+            names = [n for n in form.line_fields if n in line_specs]
+            names += [f"{n}.rec_name" for n in names if line_specs[n].get("type") == "many2one"]
+            lines = await self._call(
+                token, f"model.{form.line_model}.search_read", [["sale" if form.model == "sale.sale" else "purchase",
+                "=", ident]], 0, None, [["sequence", "ASC"], ["id", "ASC"]], names,
+            )  # fmt: skip
+            details = [flatten(line, line_specs) for line in lines]
+        return {"master": flatten(rows[0], specs), "details": details}
+
+    # ---- staging: not offered on Tryton yet -------------------------------------------------------
+
+    async def stage(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        raise ToolError(NO_WRITES, code=messages.REFUSED, params={"status": 501, "reason": NO_WRITES})
+
+    async def staged(self, token: str, op_id: str) -> dict[str, Any]:
+        raise ErpRefused(404, "no staged op on Tryton")
+
+    async def exec_staging(self, token: str, op_id: str, mode: str, fingerprint: str) -> dict[str, Any]:
+        raise ErpRefused(404, "no staged op on Tryton")
+
+    async def revise_staging(self, token: str, op_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        raise ErpRefused(404, "no staged op on Tryton")
+
+    async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
+        raise ErpRefused(404, "no staged op on Tryton")
+
+
+def _with_address(row: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
+    addresses = raw.get("addresses.") or []
+    if isinstance(addresses, list) and addresses:
+        row["city"] = addresses[0].get("city")
+        row["street"] = addresses[0].get("street")
+    row.pop("addresses", None)
+    return row
