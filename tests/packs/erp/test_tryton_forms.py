@@ -4,11 +4,13 @@ the shapes Tryton's JSON-RPC answers with (checked against a real trytond in tes
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tether.packs.erp.tryton_forms import BY_MODEL, domain_of, field_meta, filters_of, flatten, read_fields
 
-SPECS = {
+SPECS: dict[str, dict[str, Any]] = {
     "number": {"type": "char", "string": "单号", "searchable": True},
     "party": {"type": "many2one", "string": "客户", "relation": "party.party", "searchable": True},
     "sale_date": {"type": "date", "string": "销售日期", "searchable": True},
