@@ -141,6 +141,13 @@ def test_serve_runs_trytond_in_the_foreground_and_prints_the_url_and_logins(
                 assert serve.poll() is None and time.monotonic() < deadline, "trytond did not start"
                 time.sleep(0.3)
         assert r.status_code == 200 and r.json()["result"][0] > 0, r.text
+        taken = tether(
+            "tryton", "serve", env={"TETHER_TRYTON_DATA_DIR": str(copy.data_dir), "TETHER_TRYTON_PORT": str(port)}
+        )
+        assert (
+            taken.returncode == 2
+            and taken.stderr.strip() == f"tether: 127.0.0.1:{port} is taken: set TETHER_TRYTON_PORT to a free port"
+        )
     finally:
         serve.terminate()  # `tether tryton serve` became trytond: this stops it
         serve.wait(20)

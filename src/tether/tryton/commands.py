@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import socket
 import sys
 from typing import Any
 
@@ -60,6 +61,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tether.tryton.prepare import is_prepared, tryton_script, write_config
 
     settings = _settings()
+    with socket.socket() as probe:
+        if probe.connect_ex((settings.host, settings.port)) == 0:
+            raise ConfigError(f"{settings.host}:{settings.port} is taken: set TETHER_TRYTON_PORT to a free port")
     if not is_prepared(settings):
         _prepare(settings, fresh=False)
     config = write_config(settings)
