@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo serve test lint typecheck unit bench services chromium tryton clean eval eval-baseline
+.PHONY: install demo serve test lint typecheck unit bench services chromium tryton tryton-serve clean eval eval-baseline
 
 $(BIN)/tether: pyproject.toml uv.lock
 	@$(PY) -m uv --version >/dev/null 2>&1 || command -v uv >/dev/null 2>&1 || $(PY) -m pip install -q uv
@@ -46,6 +46,10 @@ typecheck: install
 # the Tryton tests (tests/tryton) run a real trytond: its dependency group comes with `make test`
 tryton: install
 	$(UV) sync --frozen --inexact --group tryton
+
+# the local Tryton (docs/erp.md "Tryton"): prepared on first use, then trytond in the foreground
+tryton-serve: tryton
+	$(BIN)/tether tryton serve
 
 unit: install services chromium tryton
 	$(BIN)/pytest -q

@@ -1,4 +1,4 @@
-"""``tether serve | ask | replay | login | logout | demo | doctor | mcp | db | audit | eval``: the
+"""``tether serve | ask | replay | login | logout | demo | doctor | mcp | db | audit | eval | tryton``: the
 command line, plus what each installed pack adds (``tether.pack_commands``: the finance
 pack's ``finance`` and ``worker``, the demo ERP's ``erp``). It imports no pack.
 
@@ -335,8 +335,10 @@ def parser() -> argparse.ArgumentParser:
     db.set_defaults(fn=cmd_db)
     from tether.evals.command import add_parser as add_eval
     from tether.pack_commands import add_pack_commands
+    from tether.tryton.commands import add_parser as add_tryton
 
     add_eval(sub)
+    add_tryton(sub)  # `tether tryton prepare | serve`: imports no trytond until it runs
     add_pack_commands(sub)  # `tether finance …`, `tether worker`, `tether erp …`: from the packs
     return p
 

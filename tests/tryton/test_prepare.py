@@ -1,6 +1,8 @@
 """``tether.tryton.prepare`` against a real ``trytond`` on SQLite: the modules activate, the demo
 company is seeded through Tryton's own API, and Tryton itself then reports the counts and states
-that ``demo_data`` promises (read back through ``proteus`` in a process of its own)."""
+that ``demo_data`` promises (read back through ``proteus`` in a process of its own). The database
+is the session's (``tryton_prepared``: one ``tether tryton prepare`` on an empty folder per run);
+what ``prepare`` prints and keeps is tested in ``test_server.py``."""
 
 from __future__ import annotations
 
@@ -11,15 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.tryton.conftest import PreparedTryton
+from tether.tryton.server import copy_database
+
 pytest.importorskip("trytond", reason="Tryton is the `tryton` dependency group: uv sync --group tryton")
 
-PREPARE = """
-import json, sys
-from pathlib import Path
-from tether.tryton.prepare import prepare
-from tether.tryton.settings import TrytonSettings
-print(json.dumps(prepare(TrytonSettings(data_dir=Path(sys.argv[1])))))
-"""
 READ_BACK = """
 import collections, json, sys
 from proteus import Model, config
@@ -37,15 +35,13 @@ print(json.dumps({
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_prepare_seeds_the_demo_company_through_tryton(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", PREPARE, str(tmp_path)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    counts = json.loads(done.stdout.splitlines()[-1])
-    assert counts["parties"] >= 30 and counts["products"] >= 40 and counts["warehouses"] == 2
-    assert (tmp_path / "tether_demo.sqlite").exists() and not (tmp_path / ".building").exists()
+def test_prepare_seeds_the_demo_company_through_tryton(tryton_prepared: PreparedTryton, tmp_path: Path) -> None:
+    built = tryton_prepared.data_dir
+    assert (built / "tether_demo.sqlite").exists() and not (built / ".building").exists()
+    copy = copy_database(built, tmp_path / "copy", settings=tryton_prepared.settings)  # the prepared one stays unread
 
     read = subprocess.run(
-        [sys.executable, "-c", READ_BACK, str(tmp_path / "trytond.conf")], capture_output=True, text=True, check=False
+        [sys.executable, "-c", READ_BACK, str(copy.config_file)], capture_output=True, text=True, check=False
     )
     assert read.returncode == 0, read.stderr[-3000:]
     seen = json.loads(read.stdout.splitlines()[-1])
@@ -54,6 +50,3 @@ def test_prepare_seeds_the_demo_company_through_tryton(tmp_path: Path) -> None:
     assert seen["currency"] == "CNY"
     assert {"admin", "sales", "stock", "accountant", "manager"} <= set(seen["users"])
     assert seen["products"] == 42
-
-    again = subprocess.run([sys.executable, "-c", PREPARE, str(tmp_path)], capture_output=True, text=True, check=False)
-    assert json.loads(again.stdout.splitlines()[-1]) is None  # an existing database is kept

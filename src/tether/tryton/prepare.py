@@ -41,7 +41,7 @@ def tryton_script(name: str) -> str:
     beside = Path(sys.executable).parent / name
     found = str(beside) if beside.exists() else shutil.which(name)
     if not found:
-        raise ConfigError(f"{name} is not installed: run `uv sync --group tryton` (or `make demo-tryton`)")
+        raise ConfigError(f"{name} is not installed: run `make tryton` (uv sync --frozen --inexact --group tryton)")
     return found
 
 
@@ -111,7 +111,15 @@ def _build(settings: TrytonSettings, config: Path) -> dict[str, int]:
 def _postgres_connect(settings: TrytonSettings) -> Any:
     import psycopg
 
-    return psycopg.connect(str(settings.database_url), dbname="postgres", autocommit=True)
+    url = str(settings.database_url)
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError("TETHER_TRYTON_DATABASE_URL must be postgresql://user:password@host:port/ (or unset: SQLite)")
+    try:
+        return psycopg.connect(url, dbname="postgres", autocommit=True)
+    except psycopg.Error as e:  # the message names host and port, never the password
+        raise ConfigError(
+            f"cannot reach PostgreSQL at {url.split('@')[-1]}: {str(e).strip().splitlines()[0]}"
+        ) from None
 
 
 def _postgres_has(settings: TrytonSettings) -> bool:
