@@ -101,8 +101,8 @@ def _settings(args: argparse.Namespace) -> Any:
 EMBEDDED_ERP = "tether.erp_demo.pack"
 
 
-def _with_approval_policy(settings: Any) -> Any:
-    """The settings a server starts with, its approval policy said on one line: the one
+def _approval_policy(settings: Any) -> tuple[Any, str]:
+    """The settings a server starts with and its approval policy in words: the one
     TETHER_APPROVAL_POLICIES names (``none``: none); unset, on the embedded default (the packs as
     shipped, the demo ERP among them) the shipped demo policy (the demo company's: docs/approvals.md);
     else none."""
@@ -116,6 +116,12 @@ def _with_approval_policy(settings: Any) -> Any:
         said = f"{settings.approval_policy} (TETHER_APPROVAL_POLICIES)"
     else:
         said = "none (TETHER_APPROVAL_POLICIES names a policy file)"
+    return settings, said
+
+
+def _with_approval_policy(settings: Any) -> Any:
+    """The settings a server starts with, its approval policy said on one line."""
+    settings, said = _approval_policy(settings)
     print(f"tether: approval policy: {said}", flush=True)
     return settings
 
@@ -140,16 +146,38 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """Probe the configured model endpoint (TETHER_MODEL_*; flags override) and print the table."""
+    """Check what this configuration depends on (``tether.doctor``: the database and each pack's
+    schema, the approval policy, what the packs check — the ERP — and the model endpoint, probed
+    when one is set; flags override TETHER_MODEL_*): a line each, exit 1 when any fails."""
     import asyncio
 
-    from tether.models.openai_config import resolve_openai_config
+    from tether import doctor
+    from tether.pack import PackEnv, load_packs
 
-    settings = _settings(args)
+    settings, said = _approval_policy(_settings(args))
+    packs = load_packs(settings.pack_refs, PackEnv(settings, settings.public_url.rstrip("/")))
+    checks = doctor.database_checks(settings, packs)
+    checks.append(doctor.policy_check(settings.approval_policy, said))
+    checks += asyncio.run(doctor.pack_checks(packs))
+    report = None
     if settings.model != "openai" and not (args.base_url or args.provider):
-        print("tether doctor: TETHER_MODEL is the offline planner, which needs no endpoint; set TETHER_MODEL=openai")
-        return 0
+        planner = "the offline planner (TETHER_MODEL=planner) needs no endpoint; TETHER_MODEL=openai names one"
+        checks.append(doctor.DoctorCheck("model", True, planner))
+    else:
+        report = asyncio.run(_model_checkup(args, settings))
+        fit = "fit for tether" if report.fit else "not fit for tether (the checks and advice below)"
+        checks.append(doctor.DoctorCheck("model", report.fit, f"{report.target}: {fit}", "the advice below"))
+    print(doctor.render(checks))
+    if report is not None:
+        print()
+        print(report.table())
+    return 0 if all(c.ok for c in checks) else 1
+
+
+async def _model_checkup(args: argparse.Namespace, settings: Any) -> Any:
+    """Probe the model endpoint (TETHER_MODEL_*; flags override) for what tether needs of it."""
     from tether.models.checkup import run_checkup
+    from tether.models.openai_config import resolve_openai_config
 
     key = settings.model_api_key.get_secret_value() if settings.model_api_key else None
     config = resolve_openai_config(
@@ -161,9 +189,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         timeout_s=args.timeout or settings.model_timeout_s,
         thinking=settings.model_thinking,
     )
-    report = asyncio.run(run_checkup(config, settings.context_tokens))
-    print(report.table())
-    return 0 if report.fit else 1
+    return await run_checkup(config, settings.context_tokens)
 
 
 # ``tether ask``'s exit status by the turn's outcome: a script tells an answer from a refusal
@@ -309,7 +335,9 @@ def parser() -> argparse.ArgumentParser:
             "--token", default=None, help="bearer token (default: TETHER_TOKEN, the saved login, dev-alice)"
         )
         sp.set_defaults(fn=fn)
-    doctor = sub.add_parser("doctor", help="check the model endpoint (TETHER_MODEL_*) is fit for tether")
+    doctor = sub.add_parser(
+        "doctor", help="check the database, the approval policy, the packs' systems (the ERP) and the model endpoint"
+    )
     doctor.add_argument("--provider", help="override TETHER_MODEL_PROVIDER")
     doctor.add_argument("--base-url", help="override TETHER_MODEL_BASE_URL")
     doctor.add_argument("--model", help="override TETHER_MODEL_NAME")

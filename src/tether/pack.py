@@ -22,6 +22,8 @@ What is here:
 - a pack's own database: ``normalize_url``, ``create_read_engine``, ``PackSettings``, and its own
   Alembic history: ``PackMigrations`` (``Pack.migrations``), ``alembic_env`` (its ``env.py``),
   ``upgrade_pack`` (for a pack's own commands that run without the server);
+- ``tether doctor``: ``DoctorCheck`` (one line: ok, or what to fix), returned by the pack's
+  ``Pack.doctor`` hooks (the ERP pack reaches its ERP);
 - commands: ``add_pack_commands`` adds what each installed pack declares under the
   ``tether.commands`` entry-point group (``tether finance``, ``tether erp``) to ``tether``'s own;
 - the SQL sandbox: ``guard``, ``GuardCache``, ``Policy``, ``GuardedQuery``, ``SqlRejected``,
@@ -54,6 +56,7 @@ from tether.core.tools import (
     ToolContext,
     tool,
 )
+from tether.doctor import DoctorCheck, DoctorHook
 from tether.errors import ConfigError, Conflict, InvalidInput, NotFound, ToolError, Unauthorized, Unavailable
 from tether.http_tools import LocalHandler, http_tool
 from tether.identity import IdentityProvider
@@ -74,6 +77,8 @@ __all__ = [
     "AsyncJobStarted",
     "ConfigError",
     "Conflict",
+    "DoctorCheck",
+    "DoctorHook",
     "ErrorResult",
     "Extractor",
     "GuardCache",
@@ -170,6 +175,8 @@ class Pack:
     # the codes of ``messages`` whose failure means "you are not granted this" (the turn's outcome
     # ``not_granted``, beside the core's ``error_messages.DENIED``)
     denied_codes: frozenset[str] = frozenset()
+    # ``tether doctor``'s checks of what the pack depends on (its business system): each a line
+    doctor: list[DoctorHook] = field(default_factory=list)
 
 
 @functools.cache

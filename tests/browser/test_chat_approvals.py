@@ -1,7 +1,8 @@
 """The chat page's approvals (docs/approvals.md), tried as new users would, in two browser contexts
 on one server with the demo ERP and the demo approval policy: sales01 proposes a 107,200 元
 quotation and confirms it — the card says 等待审批 and whom it waits for; mgr01 sees it under
-待我审批 with its diff and requester and approves it; sales01's card turns ✅ with the bill."""
+待我审批 with why in words (合计金额 107,200，超过 50,000), its diff with grouped amounts, its requester
+and its link, and approves it; sales01's card turns ✅ with the bill."""
 
 from __future__ import annotations
 
@@ -72,9 +73,19 @@ def test_sales01_waits_for_mgr01_who_approves_under_my_approvals_and_the_card_tu
     item = mgr.page.locator("#approvals .approval").first
     item.wait_for(timeout=30_000)
     text = item.inner_text()
-    assert "sales01" in text and "big-or-discounted-quotation" in text and "M0005" in text, text
-    assert "107200" in text  # the line's amount in the diff
+    assert "sales01" in text and "M0005" in text, text
+    # why, in words from the rule's condition and the op's values; the rule's name only as a tooltip
+    assert "需要审批：合计金额 107,200，超过 50,000" in text and "big-or-discounted-quotation" not in text, text
+    assert "big-or-discounted-quotation" in (item.locator(".approval-why").get_attribute("title") or "")
+    assert "金额: 107,200" in text and "单价: 2,680" in text and "107200" not in text  # grouped, as the card's amount
+    link = item.locator("a.approval-link")
+    assert link.get_attribute("href") == f"/chat?approval={item.get_attribute('data-op')}"
     mgr.shot("my-approvals")
+    link.click()  # the item's own address: the page opens with it in view (the conversation is sales01's)
+    item = mgr.page.locator("#approvals .approval.focused")
+    item.wait_for(timeout=30_000)
+    assert mgr.page.evaluate("new URLSearchParams(location.search).get('approval')") is None  # a new chat's URL
+    mgr.shot("my-approvals-by-link")
     item.locator("button:text('批准')").click()
     mgr.page.wait_for_selector("#approvals .approval-result:not(:empty)", timeout=30_000)
     mgr.shot("approved")
@@ -138,7 +149,7 @@ def test_mgr01_edits_the_quotation_under_my_approvals_and_it_goes_back_to_sales0
     page.wait_for_selector(f'{CARD} .op-status[data-state="awaiting_approval"]', timeout=30_000)
     mgr.page.reload()
     item.wait_for(timeout=30_000)
-    assert "80400" in item.inner_text() and "107200" not in item.inner_text(), item.inner_text()
+    assert "80,400" in item.inner_text() and "107,200" not in item.inner_text(), item.inner_text()
     mgr.shot("approver-sees-the-edited-request")
     assert not sales.errors and not mgr.errors, (sales.errors, mgr.errors)
 

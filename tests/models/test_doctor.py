@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 from .chat_server import ChatServer, Reply, chunk, completion, text_stream, unused_port
@@ -13,14 +14,18 @@ from .server_rules import deepseek_thinking, ollama, vllm
 
 
 def doctor(**env: str) -> subprocess.CompletedProcess[str]:
+    """``tether doctor`` with no pack in an empty folder: its lines are the database's (not created
+    yet), the approval policy's (none) and the model's, then the model's checkup table."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
-    return subprocess.run(
-        [sys.executable, "-m", "tether.cli", "doctor", "--timeout", "10"],
-        env={**clean, "TETHER_MODEL": "openai", **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    with tempfile.TemporaryDirectory() as empty:
+        return subprocess.run(
+            [sys.executable, "-m", "tether.cli", "doctor", "--timeout", "10"],
+            env={**clean, "TETHER_MODEL": "openai", "TETHER_PACKS": "", **env},
+            cwd=empty,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
 
 def row(out: str, name: str) -> str:
@@ -68,7 +73,9 @@ def test_a_deepseek_thinking_endpoint_is_fit() -> None:
         server.assert_consumed()
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
-    assert out.startswith(f"tether doctor: deepseek:deepseek-reasoner at {server.base_url}")
+    assert out.startswith("tether doctor\nok   database ") and "every check ok" in out
+    assert f"ok   model            deepseek:deepseek-reasoner at {server.base_url}: fit for tether" in out
+    assert f"\ntether doctor: deepseek:deepseek-reasoner at {server.base_url}\n" in out  # then the table
     assert row(out, "reachable").startswith("ok") and "1 model(s) listed" in row(out, "reachable")
     assert row(out, "model served").startswith("ok")
     assert row(out, "context length") == "none the server does not say"
@@ -105,7 +112,7 @@ def test_an_ollama_model_without_tools_is_unfit_and_says_which_to_use() -> None:
         )
         server.assert_consumed()
     out = result.stdout
-    assert result.returncode == 1
+    assert result.returncode == 1 and "FAIL model" in out and "not fit for tether" in out
     assert row(out, "plain answer").startswith("ok") and row(out, "forced tool call").startswith("failed")
     assert "- Ollama model qwen2.5:7b does not support tools: use qwen2.5:14b, qwen3:14b" in out
     assert row(out, "reasoning round trip") == "skipped needs the forced tool call"

@@ -112,6 +112,33 @@ def test_a_plain_quotation_needs_no_approval_and_a_discounted_one_does(server: E
         assert held["state"] == "awaiting_approval", held
 
 
+def test_the_approvers_list_says_why_in_words_with_the_ops_values_and_where_to_open_it(server: ErpServer) -> None:
+    """Issue 39: an approver reads why a rule matched — each condition that holds, with the rule's
+    threshold and the op's own value, as fields and in words — not the rule's internal name alone;
+    the item's address on the chat page (``url``) is theirs to open, the requester's conversation
+    is not (404), so only the requester's view of the approval links the conversation."""
+    with server.login("sales01") as sales, server.login("mgr01") as mgr:
+        s, op_id = propose(server, sales, f"给{CUSTOMER}报价：M0003 2000个，单价40")  # 80,000; 13 % under 46
+        assert sales.post(f"/api/ops/{op_id}/confirm").json()["state"] == "awaiting_approval"
+        listed = mgr.get("/api/approvals", params={"status": "pending"}).json()["items"]
+        approval = next(i for i in listed if i["opId"] == op_id)["approval"]
+        total, discount = approval["reasons"]
+        assert (total["condition"], total["threshold"], total["value"]) == ("total_above", 50000, 80000), total
+        assert (
+            total["text"] == "合计金额 80,000，超过 50,000" and total["textEn"] == "total amount 80,000 is over 50,000"
+        )
+        assert discount["condition"] == "line_below_list_pct" and round(discount["value"], 2) == 13.04
+        assert discount["text"] == "一行单价低于标价 13.04%，超过 10%", discount
+        assert {total["rule"], discount["rule"]} == {"big-or-discounted-quotation"}
+        assert approval["url"] == f"/chat?approval={op_id}" and "conversationUrl" not in approval
+        one = mgr.get(f"/api/approvals/{op_id}").json()["approval"]
+        assert one["reasons"] == approval["reasons"] and "conversationUrl" not in one
+        assert mgr.get(f"/api/agent/sessions/{s['sessionId']}").status_code == 404  # not the approver's
+        mine = sales.get(f"/api/approvals/{op_id}").json()["approval"]
+        assert mine["conversationUrl"] == f"/chat?c={s['sessionId']}" and mine["reasons"] == approval["reasons"]
+        assert sales.post(f"/api/ops/{op_id}/cancel").status_code == 200
+
+
 def test_lowering_a_line_price_by_an_update_waits_for_approval_and_writes_nothing(server: ErpServer) -> None:
     """The attacker's way around the discount rule: a draft quotation at list price, then an update
     of its line's price to 15 (M0001 lists at 18.5: 18.9 % under). The confirm holds it for a sales

@@ -77,7 +77,7 @@ class Rule:
             return False
         if self.ops and facts.op_type not in self.ops:
             return False
-        return not self.when or any(_holds(item, facts) for item in self.when)
+        return not self.when or any(holds(item, facts) for item in self.when)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +123,8 @@ class Policy:
         return bool(rules) and all(name in by_name and by_name[name].approvers_may_edit for name in rules)
 
 
-def _holds(item: dict[str, Any], facts: ProposalFacts) -> bool:
+def holds(item: dict[str, Any], facts: ProposalFacts) -> bool:
+    """Whether every condition of one ``when`` item holds for ``facts``."""
     for key, wanted in item.items():
         if key == "total_above" and not (facts.total is not None and facts.total > float(wanted)):
             return False

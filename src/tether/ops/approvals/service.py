@@ -34,6 +34,7 @@ from tether.ops.approvals.facts import facts_of
 from tether.ops.approvals.fingerprint import fingerprint
 from tether.ops.approvals.policy import Policy, Requirement
 from tether.ops.approvals.quorum import filled, missing
+from tether.ops.approvals.reasons import reasons
 from tether.ops.approvals.source import PolicySource
 from tether.ops.approvals.store import ApprovalRequest, ApprovalStore
 from tether.ops.model import Op
@@ -148,6 +149,8 @@ class ApprovalService:
             raise NotFound("no such op awaiting approval")  # neither its requester nor one of its approvers
         view = self._view(op, request, await self._counted(request))
         view["approval"]["given"] = await self.store.given(op_id)
+        if mine and op.session_id:  # an approver may not open the requester's conversation (docs/approvals.md)
+            view["approval"]["conversationUrl"] = f"/chat?c={op.session_id}"
         return view
 
     async def approve(self, op_id: str, who: Identity) -> dict[str, Any]:
@@ -413,7 +416,8 @@ class ApprovalService:
                 requester = self._requesters.pop(op_id, None)
                 if requester is not None:
                     view = await self.ops._confirmed(confirmed, requester)
-                    return {**view, "approval": self._approval(outcome["request"], outcome["given"], "approved")}
+                    approval = self._approval(confirmed, outcome["request"], outcome["given"], "approved")
+                    return {**view, "approval": approval}
             current = await self.ops.store.get(op_id) or outcome["op"]
             return self._view(current, outcome["request"], outcome["given"], "approved")
         if kind == "recorded":
@@ -437,9 +441,14 @@ class ApprovalService:
         raise Conflict(f"the op is {op.status} (approval {request.status}); it can no longer be approved or rejected")
 
     def _approval(
-        self, request: ApprovalRequest, given: dict[str, frozenset[str]], status: str | None = None
+        self, op: Op, request: ApprovalRequest, given: dict[str, frozenset[str]], status: str | None = None
     ) -> dict[str, Any]:
+        """The request as clients see it: what it needs and waits for, why (``reasons``: each matched
+        rule's conditions with the op's values, in words) and the approval's address on the chat page
+        (``url``: its approvers open it there; the requester's conversation is the requester's only)."""
         view = request.view()
+        view["reasons"] = reasons(self.policies.current(), request.rules, op)
+        view["url"] = f"/chat?approval={op.op_id}"
         if status:
             view["status"] = status
         view["approvedBy"] = sorted(given)
@@ -457,5 +466,5 @@ class ApprovalService:
         view = op.view()
         view["requester"] = op.owner_user
         if request is not None:
-            view["approval"] = self._approval(request, given, status)
+            view["approval"] = self._approval(op, request, given, status)
         return view

@@ -26,6 +26,7 @@ from tether.pack import (
 )
 from tether.packs.erp.breaker import BreakerMetrics, CircuitBreaker
 from tether.packs.erp.client import ErpClient
+from tether.packs.erp.doctor import erp_checks
 from tether.packs.erp.forms import build_collect_form
 from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
@@ -130,4 +131,5 @@ def pack(env: PackEnv) -> Pack:
         ],
         messages=MESSAGES,
         denied_codes=frozenset({NO_ACCESS}),
+        doctor=[functools.partial(erp_checks, erp.settings, env.public_url)],
     )

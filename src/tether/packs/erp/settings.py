@@ -41,6 +41,10 @@ class ErpPackSettings(PackSettings):
     query_timeout_s: float = Field(5.0, gt=0, description="statement timeout of query_data")
     query_max_rows: int = Field(200, ge=1, le=10_000, description="row cap of query_data")
     result_chars: int = Field(12_000, ge=1000, description="budget of one read result shown to the model")
+    check_user: str | None = Field(
+        None, description="`tether doctor` logs in to the ERP as this user (with check_password), then out"
+    )
+    check_password: SecretStr | None = Field(None, description="the check user's password (never printed)")
     agent_key: SecretStr | None = Field(
         None,
         description="sent as X-Agent-Key on execStaging, the same key the ERP requires (embedded: a random "

@@ -8,7 +8,7 @@ import {
 import { h, clear, announce, icon } from "./dom.js";
 import { applyStatic, formatTime, lang, setLang, t } from "./i18n.js";
 import { Conversation } from "./view.js";
-import { loadApprovals } from "./approvals.js";
+import { loadApprovals, showApproval } from "./approvals.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGE = 30;
@@ -42,6 +42,8 @@ function boot() {
 function start() {
   showWho();
   loadList(true);
+  const approval = new URLSearchParams(window.location.search).get("approval"); // an approval's link
+  if (/^[\w-]{1,200}$/.test(approval || "")) showApproval(approval);
   loadApprovals(); // 待我审批 (docs/approvals.md)
   const id = idFromUrl();
   if (id) openConversation(id, false);

@@ -1,5 +1,9 @@
 // 待我审批: the approval requests the signed-in user may decide (GET /api/approvals?status=pending,
-// docs/approvals.md), each with its diff, requester and rule, and 批准 / 驳回 buttons — and 修改
+// docs/approvals.md), each with why it needs approval in words (``approval.reasons``: the rule's
+// conditions with the op's values; the rule's name only as a tooltip), its requester, its diff
+// with numbers grouped as the proposal card shows amounts, a link to the item's own address
+// (``approval.url``, /chat?approval=<opId>: the page opens with that item in view; the approver may
+// not open the requester's conversation), and 批准 / 驳回 buttons — and 修改
 // where the policy lets its approvers edit it (``approval.approversMayEdit``): the proposal card's
 // edit form on the values the item carries. A saved edit sends the op back to its requester as a
 // draft, so it leaves this list with a notice. Hidden when the server has no approval policy (404)
@@ -7,7 +11,8 @@
 
 import { api } from "./api.js";
 import { h, clear, announce } from "./dom.js";
-import { t } from "./i18n.js";
+import { t, lang } from "./i18n.js";
+import { formatNumber } from "./refbox.js";
 import { editForm } from "./editform.js";
 import { failure } from "./problems.js";
 
@@ -18,25 +23,36 @@ let notice = { text: "", at: 0 }; // what the last edit did, shown until a refre
 
 const editCtx = { patch: (path, body) => api(path, { method: "PATCH", body }) };
 
+const shown = (v) => formatNumber(v, 2) ?? v; // 92000 → 92,000, as the card's amount
+
 function change(f) {
-  const before = f.before === null || f.before === undefined ? "" : `${f.before} → `;
+  const before = f.before === null || f.before === undefined ? "" : `${shown(f.before)} → `;
   const mark = f.tainted ? ` ${t("tainted", { from: f.tainted })}` : ""; // copied from text read, not typed
-  return `${f.label || f.field}: ${before}${f.after ?? "—"}${mark}`;
+  return `${f.label || f.field}: ${before}${shown(f.after) ?? "—"}${mark}`;
+}
+
+function why(approval) { // each condition that holds, in the page's language; the rules as a tooltip
+  const words = (approval.reasons || []).map((r) => (lang() === "en" ? r.textEn : r.text) || r.text);
+  const rules = (approval.rules || []).join(", ");
+  const text = words.length ? words.join(lang() === "en" ? "; " : "；") : rules;
+  return h("p", { class: "approval-why", title: t("approvalRules", { rules }) }, t("approvalWhy", { why: text }));
 }
 
 const editable = (op) => Boolean((op.approval || {}).approversMayEdit && op.values && (op.op === "create" || op.op === "update"));
 
 function item(op, reload) {
   const li = h("li", { class: "approval", dataset: { op: op.opId } });
-  const rules = ((op.approval || {}).rules || []).join(", ");
+  const approval = op.approval || {};
+  const link = approval.url ? h("a", { class: "approval-link", href: approval.url, title: t("approvalLinkTitle") }, t("approvalLink")) : "";
   li.append(
     h("strong", {}, op.summary || op.formName || op.formId),
-    h("span", { class: "approval-meta" }, t("requestedBy", { who: op.requester, rules })),
+    h("span", { class: "approval-meta" }, t("requestedBy", { who: op.requester }), " ", link),
+    why(approval),
   );
   const diff = h("ul", { class: "approval-diff" });
   for (const f of op.diff || []) diff.append(h("li", {}, change(f)));
   for (const line of op.lines || []) {
-    const listed = line.listPrice !== undefined ? ` (${t("listPrice")} ${line.listPrice})` : "";
+    const listed = line.listPrice !== undefined ? ` (${t("listPrice")} ${shown(line.listPrice)})` : "";
     diff.append(h("li", {}, `#${line.lineNo} ${(line.fields || []).map(change).join("; ")}${listed}`));
   }
   li.append(diff);
@@ -94,6 +110,22 @@ function item(op, reload) {
   return li;
 }
 
+let wanted = null; // /chat?approval=<opId>: the item to bring into view once listed
+
+export function showApproval(opId) {
+  wanted = opId;
+}
+
+function bringIntoView(ul) {
+  if (!wanted) return;
+  const li = [...ul.children].find((el) => el.dataset.op === wanted);
+  if (li) {
+    li.classList.add("focused"); // marked and scrolled to; the composer keeps the focus
+    li.scrollIntoView({ block: "nearest" });
+  } else notice = { text: t("approvalNotListed"), at: Date.now() }; // decided, withdrawn, or not theirs
+  wanted = null;
+}
+
 export async function loadApprovals() {
   const section = document.getElementById("approvals");
   if (!section) return;
@@ -108,9 +140,10 @@ export async function loadApprovals() {
     items = []; // no approval policy on this server, or not signed in
   }
   if (notice.text && Date.now() - notice.at > REFRESH_MS) notice = { text: "", at: 0 };
-  const shown = document.getElementById("approval-notice");
-  if (shown) shown.textContent = notice.text;
   const ul = clear(document.getElementById("approval-list"));
   for (const op of items) ul.append(item(op, loadApprovals));
+  bringIntoView(ul);
+  const said = document.getElementById("approval-notice");
+  if (said) said.textContent = notice.text;
   section.hidden = items.length === 0 && !notice.text;
 }
