@@ -88,6 +88,10 @@ class TrytonRpc:
         answer = await self._post(None, "common.db.login", [login, {"password": password}, language])
         return TrytonSession(login, int(answer[0]), str(answer[1]))
 
+    async def version(self) -> Any:
+        """The server's version (no login): whether a Tryton answers here at all."""
+        return await self._post(None, "common.server.version", [])
+
     async def logout(self, session: str) -> None:
         await self._post(session, "common.db.logout", [])
 

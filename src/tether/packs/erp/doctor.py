@@ -1,7 +1,7 @@
 """The ERP pack's lines of ``tether doctor`` (``Pack.doctor``): is the ERP's HTTP API there, and
 does a login work.
 
-Reachability is ``GET /me`` without a token: an ERP answers 401; nothing answering, a gateway's
+Reachability is ``me`` without a token (the demo ERP's ``GET /me``; Tryton's server version): an ERP answers 401; nothing answering, a gateway's
 502–504, or an answer that is not the ERP API's is a failure naming ``TETHER_ERP_BASE_URL``. A login
 needs a user: with ``TETHER_ERP_CHECK_USER`` and ``TETHER_ERP_CHECK_PASSWORD`` it logs in, reads
 ``/me`` and logs out again (the token is never printed); without them it says the login was not
@@ -12,7 +12,9 @@ itself: when no server runs there, that is said, not failed.
 from __future__ import annotations
 
 from tether.pack import DoctorCheck
-from tether.packs.erp.client import ErpClient, ErpRefused, ErpUnreachable, LoginExpired
+from tether.packs.erp.adapters import open_client
+from tether.packs.erp.client import ErpRefused, ErpUnreachable, LoginExpired
+from tether.packs.erp.port import ErpPort
 from tether.packs.erp.settings import ErpPackSettings
 
 WHAT = "ERP"
@@ -20,10 +22,9 @@ URL_FIX = "start the ERP, or set TETHER_ERP_BASE_URL to its API (e.g. http://erp
 
 
 async def erp_checks(settings: ErpPackSettings, public_url: str) -> list[DoctorCheck]:
-    base_url = settings.base_url or f"{public_url.rstrip('/')}/erp"
-    mounted = settings.base_url is None and settings.embedded  # the demo ERP inside tether serve
-    agent_key = settings.agent_key.get_secret_value() if settings.agent_key else None
-    client = ErpClient(base_url, timeout_s=min(settings.http_timeout_s, 10.0), agent_key=agent_key)
+    client = open_client(settings, public_url, timeout_s=min(settings.http_timeout_s, 10.0))
+    base_url = client.base_url
+    mounted = settings.base_url is None and settings.embedded and settings.kind == "demo"  # inside tether serve
     try:
         try:
             await client.me("")
@@ -45,7 +46,7 @@ async def erp_checks(settings: ErpPackSettings, public_url: str) -> list[DoctorC
         await client.aclose()
 
 
-async def _login(client: ErpClient, settings: ErpPackSettings, base_url: str) -> DoctorCheck:
+async def _login(client: ErpPort, settings: ErpPackSettings, base_url: str) -> DoctorCheck:
     user, password = settings.check_user, settings.check_password
     if not user or password is None:
         return DoctorCheck(

@@ -22,10 +22,9 @@ from tether.pack import (
     ReadOnlyExecutor,
     create_read_engine,
     normalize_url,
-    process_secret,
 )
-from tether.packs.erp.breaker import BreakerMetrics, CircuitBreaker
-from tether.packs.erp.client import ErpClient
+from tether.packs.erp.adapters import open_client
+from tether.packs.erp.breaker import BreakerMetrics
 from tether.packs.erp.doctor import erp_checks
 from tether.packs.erp.forms import build_collect_form
 from tether.packs.erp.identity import ErpIdentityProvider
@@ -33,7 +32,6 @@ from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.messages import MESSAGES, NO_ACCESS
 from tether.packs.erp.op_executor import ErpOpExecutor
 from tether.packs.erp.planner_rules import extract
-from tether.packs.erp.port import ErpPort
 from tether.packs.erp.prompt import RULES, domain_map
 from tether.packs.erp.proposals import build_propose_write
 from tether.packs.erp.query_data import QueryService
@@ -54,25 +52,9 @@ HEAD = "erp0001"
 TRYTON_URL = "http://127.0.0.1:8720/"  # `tether tryton serve`'s default  # the newest revision in migrations/versions (a test keeps the two equal)
 
 
-def open_client(env: PackEnv, settings: ErpPackSettings) -> ErpPort:
-    """The ERP port's adapter that ``settings.kind`` names (port.py)."""
-    breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_reset_s)
-    if settings.kind == "tryton":
-        from tether.packs.erp.tryton_client import TrytonClient
-
-        url = settings.base_url or TRYTON_URL
-        return TrytonClient(url, settings.tryton_database, settings.tryton_language, settings.http_timeout_s,
-                            breaker=breaker)  # fmt: skip
-    base_url = settings.base_url or f"{env.public_url.rstrip('/')}/erp"
-    agent_key = settings.agent_key.get_secret_value() if settings.agent_key else None
-    if not agent_key and settings.embedded:  # the demo ERP mounted in this process holds the same
-        agent_key = process_secret("erp-agent-key")
-    return ErpClient(base_url, timeout_s=settings.http_timeout_s, agent_key=agent_key, breaker=breaker)
-
-
 def open_erp(env: PackEnv, settings: ErpPackSettings | None = None) -> Erp:
     settings = settings or ErpPackSettings()
-    client = open_client(env, settings)
+    client = open_client(settings, env.public_url)
     executor = ReadOnlyExecutor(
         str(normalize_url(settings.query_url or settings.database_url)),
         timeout_s=settings.query_timeout_s,

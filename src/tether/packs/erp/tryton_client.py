@@ -118,13 +118,23 @@ class TrytonClient:
         self.breaker.succeeded()
         return {"token": session.header, "expiresAt": None, "user": {"userId": str(session.user_id), "name": username}}
 
+    async def _version(self) -> str:
+        try:
+            return str(await self._rpc.version())
+        except RpcUnreachable as exc:
+            self.breaker.failed()
+            raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
+        except RpcUserError as exc:
+            raise ErpRefused(404, exc.message) from None
+
     async def logout(self, token: str) -> dict[str, Any]:
         await self._call(token, "common.db.logout")
         return {"ok": True}
 
     async def me(self, token: str) -> dict[str, Any]:
         session = TrytonSession.from_header(token)
-        if session is None:
+        if session is None:  # not a Tryton session: refused, once Tryton is known to answer at all
+            await self._version()
             raise LoginExpired()
         preferences = await self._call(token, "model.res.user.get_preferences", False)
         access = await self._call(token, "model.ir.model.access.get_access", [f.model for f in FORMS])
