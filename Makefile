@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo serve test lint typecheck unit bench services chromium tryton tryton-serve clean eval eval-baseline
+.PHONY: demo-tryton install demo serve test lint typecheck unit bench services chromium tryton tryton-serve clean eval eval-baseline
 
 $(BIN)/tether: pyproject.toml uv.lock
 	@$(PY) -m uv --version >/dev/null 2>&1 || command -v uv >/dev/null 2>&1 || $(PY) -m pip install -q uv
@@ -20,6 +20,10 @@ install: $(BIN)/tether
 
 demo: install
 	$(BIN)/tether demo --host $(HOST) --port $(PORT)
+
+# the ERP assistant on Tryton (docs/erp.md "Tryton"): trytond, tether serve against it, each role's questions
+demo-tryton: tryton
+	$(BIN)/tether tryton demo --host $(HOST) --port $(PORT)
 
 serve: install
 	$(BIN)/tether serve --host $(HOST) --port $(PORT)

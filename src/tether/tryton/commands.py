@@ -1,4 +1,4 @@
-"""``tether tryton prepare [--fresh] | serve``: the local Tryton from the command line (docs/erp.md
+"""``tether tryton prepare [--fresh] | serve | demo``: the local Tryton from the command line (docs/erp.md
 "Tryton"). Every failure is one line and exit status 2, never a traceback; trytond itself is
 imported by nothing here (it is the optional ``tryton`` dependency group)."""
 
@@ -78,6 +78,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.execv(trytond, [trytond, "-c", str(config), "-d", settings.database])
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from tether.tryton.demo import run
+
+    return run(args.host, args.port, args.once)
+
+
 def add_parser(sub: Any) -> None:
     tryton = sub.add_parser("tryton", help="the local Tryton ERP (docs/erp.md)")
     actions = tryton.add_subparsers(dest="action", required=True)
@@ -86,3 +92,8 @@ def add_parser(sub: Any) -> None:
     prepare.set_defaults(fn=cmd_prepare)
     serve = actions.add_parser("serve", help="prepare if needed, then run trytond in the foreground")
     serve.set_defaults(fn=cmd_serve)
+    demo = actions.add_parser("demo", help="the ERP assistant on Tryton: trytond, tether serve, each role's questions")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8000, help="tether's port")
+    demo.add_argument("--once", action="store_true", help="stop after the questions")
+    demo.set_defaults(fn=cmd_demo)

@@ -163,7 +163,7 @@ STOCK = {"WH": 200, "BJ": 60}  # the starting quantity of each goods product per
 # would in Tryton's own Administration › Localization › Translations: (name, type, source) →
 # the Chinese words this company uses. The seed writes them through Tryton's ir.translation.
 ZH_CN = {
-    ("party.party,string", "model", "Party"): "往来单位（客户、供应商）",
+    ("party.party,string", "model", "Party"): "往来单位",
     ("party.party,code", "field", "Code"): "编码",
     ("party.address,city", "field", "City"): "城市",
     ("party.address,street", "field", "Street"): "地址",

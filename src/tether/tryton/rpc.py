@@ -55,18 +55,19 @@ class TrytonSession:
     session: str
 
     @property
+    def token(self) -> str:
+        """``base64(login:user_id:session)``: what follows ``Session `` in Tryton's header."""
+        return base64.b64encode(f"{self.login}:{self.user_id}:{self.session}".encode()).decode("ascii")
+
+    @property
     def header(self) -> str:
-        raw = f"{self.login}:{self.user_id}:{self.session}".encode()
-        return "Session " + base64.b64encode(raw).decode("ascii")
+        return "Session " + self.token
 
     @classmethod
-    def from_header(cls, header: str) -> TrytonSession | None:
-        """The session a header carries; None for anything else (a demo ERP token, garbage)."""
-        scheme, _, value = header.partition(" ")
-        if scheme != "Session" or not value:
-            return None
+    def from_token(cls, token: str) -> TrytonSession | None:
+        """The session a token carries; None for anything else (a demo ERP token, garbage)."""
         try:
-            login, user_id, session = base64.b64decode(value, validate=True).decode().rsplit(":", 2)
+            login, user_id, session = base64.b64decode(token, validate=True).decode().rsplit(":", 2)
             return cls(login, int(user_id), session)
         except ValueError:
             return None

@@ -1,7 +1,7 @@
 """The ERP port on Tryton (``port.py``'s contract), over Tryton's own JSON-RPC (``tether.tryton.rpc``).
 
-Every call runs in the caller's Tryton session — the token tether holds *is* the ``Authorization:
-Session …`` header Tryton's login gave — so Tryton's groups, ``ir.model.access`` and record rules
+Every call runs in the caller's Tryton session — the token tether holds *is* the session Tryton's
+login gave, sent as ``Authorization: Session <token>`` — so Tryton's groups, ``ir.model.access`` and record rules
 decide what is read, never an administrator's. A form is a Tryton model (``tryton_forms.FORMS``)
 and it is granted when the user's groups may read it (``ir.model.access.get_access``); its id is
 the model's ``ir.model`` id. Labels, types and options are Tryton's ``fields_get`` in the user's
@@ -72,7 +72,7 @@ class TrytonClient:
             if token is None:
                 raise LoginExpired()
             context = {**(await self._context(token)), **(extra or {})} if method.startswith("model.") else {}
-            answer = await self._rpc.call(token, method, *params, context=context)
+            answer = await self._rpc.call(header(token), method, *params, context=context)
         except RpcUnreachable as exc:
             self.breaker.failed()
             raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
@@ -96,7 +96,7 @@ class TrytonClient:
         hit = self._contexts.get(key)
         if hit is not None and now - hit[0] < self._ttl:
             return hit[1]
-        context = await self._rpc.call(token, "model.res.user.get_preferences", True, context={})
+        context = await self._rpc.call(header(token), "model.res.user.get_preferences", True, context={})
         context = {**context, "language": context.get("language") or self.language}
         if len(self._contexts) >= _MAX_CACHED:
             self._contexts.clear()
@@ -116,7 +116,7 @@ class TrytonClient:
             self.breaker.failed()
             raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
         self.breaker.succeeded()
-        return {"token": session.header, "expiresAt": None, "user": {"userId": str(session.user_id), "name": username}}
+        return {"token": session.token, "expiresAt": None, "user": {"userId": str(session.user_id), "name": username}}
 
     async def _version(self) -> str:
         try:
@@ -128,11 +128,16 @@ class TrytonClient:
             raise ErpRefused(404, exc.message) from None
 
     async def logout(self, token: str) -> dict[str, Any]:
-        await self._call(token, "common.db.logout")
+        try:
+            await self._rpc.logout(header(token))
+        except RpcUnauthorised:
+            raise LoginExpired() from None
+        except RpcUnreachable as exc:
+            raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
         return {"ok": True}
 
     async def me(self, token: str) -> dict[str, Any]:
-        session = TrytonSession.from_header(token)
+        session = TrytonSession.from_token(token)
         if session is None:  # not a Tryton session: refused, once Tryton is known to answer at all
             await self._version()
             raise LoginExpired()
@@ -297,6 +302,11 @@ class TrytonClient:
 
     async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
         raise ErpRefused(404, "no staged op on Tryton")
+
+
+def header(token: str) -> str:
+    """Tryton's ``Authorization`` for a token tether holds (``base64(login:user_id:session)``)."""
+    return f"Session {token}"
 
 
 def _with_address(row: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
