@@ -151,13 +151,26 @@ def form_ids(stack: Stack) -> list[dict[str, Any]]:
     return [{"formId": r["id"], "model": r["name"]} for r in rows]
 
 
-def test_a_session_tryton_revoked_is_refused_at_once(stack: Stack) -> None:
+def test_a_session_tryton_revoked_is_refused_at_once_and_a_new_login_has_the_same_conversations(
+    stack: Stack,
+) -> None:
     token = stack.token("sales")
     with stack.server.client(token) as c:
         assert c.get("/api/auth/me").status_code == 200
+        kept = ask(c, "草稿状态的销售订单有几张")
         stack.direct(token, "common.db.logout")  # revoked in Tryton itself, not through tether
         assert c.get("/api/auth/me").status_code == 401
         assert ask_status(c) == 401
+        assert (
+            c.post(f"/api/agent/sessions/{kept['sessionId']}/messages", json={"message": "有几张"}).status_code == 401
+        )
+    with stack.client("sales") as again:  # a new Tryton login: the same person, the same conversations
+        listed = again.get("/api/agent/sessions").json()["items"]
+        assert kept["sessionId"] in [s["sessionId"] for s in listed]
+        more = again.post(
+            f"/api/agent/sessions/{kept['sessionId']}/messages", json={"message": "已完成的销售订单有几张"}
+        )
+        assert more.status_code == 200 and more.json()["outcome"] == "answered", more.text
 
 
 def ask_status(c: httpx.Client) -> int:
