@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import subprocess
+import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -185,6 +187,19 @@ def test_the_demos_questions_are_answered_per_role_and_refused_where_trytons_rig
     assert "您没有采购订单的权限" in text.split("== stock")[0]  # sales may not read purchases
     assert "您没有发票的权限" in text.split("== stock")[1].split("== accountant")[0]
     assert "宝山钢材供应有限公司" in text.split("== manager")[1]  # the manager reads the purchases
+
+
+def test_doctor_checks_tryton_and_a_login_through_it(stack: Stack) -> None:
+    def doctor(password: str) -> subprocess.CompletedProcess[str]:
+        env = {**stack.server.env, "TETHER_ERP_CHECK_USER": "sales", "TETHER_ERP_CHECK_PASSWORD": password}
+        cmd = [sys.executable, "-m", "tether.cli", "doctor"]
+        return subprocess.run(cmd, cwd=stack.server.workdir, env=env, capture_output=True, text=True, timeout=120)
+
+    good = doctor(PASSWORDS["sales"])
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "logged in as sales" in good.stdout and PASSWORDS["sales"] not in good.stdout
+    bad = doctor("not-the-password")
+    assert bad.returncode == 1 and "refused the login of sales" in bad.stdout, bad.stdout
 
 
 def test_tryton_down_is_503_with_retry_after_never_a_login_refused(stack: Stack) -> None:

@@ -77,6 +77,7 @@ class TrytonRpc:
     """One Tryton database's JSON-RPC endpoint (``base_url`` is the server, ``database`` its db)."""
 
     def __init__(self, base_url: str, database: str, timeout_s: float = 15.0) -> None:
+        self.server = f"{base_url.rstrip('/')}/rpc/"  # the calls without a database (its version, its list)
         self.url = f"{base_url.rstrip('/')}/{database}/rpc/"
         self.database = database
         self._http = httpx.AsyncClient(timeout=timeout_s)
@@ -91,7 +92,7 @@ class TrytonRpc:
 
     async def version(self) -> Any:
         """The server's version (no login): whether a Tryton answers here at all."""
-        return await self._post(None, "common.server.version", [])
+        return await self._post(None, "common.server.version", [], url=self.server)
 
     async def logout(self, session: str) -> None:
         await self._post(session, "common.db.logout", [])
@@ -101,13 +102,13 @@ class TrytonRpc:
         context (language, company) goes last, as Tryton's clients send it."""
         return await self._post(session, method, [*params, context or {}])
 
-    async def _post(self, session: str | None, method: str, params: list[Any]) -> Any:
+    async def _post(self, session: str | None, method: str, params: list[Any], url: str | None = None) -> Any:
         headers = {"Authorization": session} if session else {}
         body = {"id": next(self._ids), "method": method, "params": params}
         try:
-            response = await self._http.post(self.url, json=body, headers=headers)
+            response = await self._http.post(url or self.url, json=body, headers=headers)
         except httpx.HTTPError as exc:
-            raise RpcUnreachable(f"Tryton at {self.url} cannot be reached ({type(exc).__name__})") from None
+            raise RpcUnreachable(f"Tryton at {url or self.url} cannot be reached ({type(exc).__name__})") from None
         if response.status_code == 401 or response.status_code == 403:
             raise RpcUnauthorised(f"Tryton refused the login or session ({response.status_code})")
         if response.status_code == 429:

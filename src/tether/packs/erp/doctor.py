@@ -19,6 +19,9 @@ from tether.packs.erp.settings import ErpPackSettings
 
 WHAT = "ERP"
 URL_FIX = "start the ERP, or set TETHER_ERP_BASE_URL to its API (e.g. http://erp.example:8000/erp)"
+TRYTON_FIX = (
+    "start Tryton (`tether tryton serve`), or set TETHER_ERP_BASE_URL to its server (e.g. http://tryton.example:8000/)"
+)
 
 
 async def erp_checks(settings: ErpPackSettings, public_url: str) -> list[DoctorCheck]:
@@ -37,7 +40,8 @@ async def erp_checks(settings: ErpPackSettings, public_url: str) -> list[DoctorC
                     f"({exc.reason}), so it was not tried: start `tether serve` and run doctor again"
                 )
                 return [DoctorCheck(WHAT, True, detail)]
-            return [DoctorCheck(WHAT, False, f"nothing answers at {base_url} ({exc.reason})", URL_FIX)]
+            fix = TRYTON_FIX if settings.kind == "tryton" else URL_FIX
+            return [DoctorCheck(WHAT, False, f"nothing answers at {base_url} ({exc.reason})", fix)]
         except ErpRefused as exc:
             detail = f"{base_url} answers, but not as the ERP's API (GET /me: {exc.status})"
             return [DoctorCheck(WHAT, False, detail, "set TETHER_ERP_BASE_URL to the ERP's API, not another site")]

@@ -124,8 +124,8 @@ class TrytonClient:
         except RpcUnreachable as exc:
             self.breaker.failed()
             raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
-        except RpcUserError as exc:
-            raise ErpRefused(404, exc.message) from None
+        except (RpcUserError, RpcUnauthorised, RpcRateLimited) as exc:
+            raise ErpRefused(404, f"not Tryton's JSON-RPC ({exc})") from None
 
     async def logout(self, token: str) -> dict[str, Any]:
         try:
