@@ -116,7 +116,8 @@ class TrytonClient:
             self.breaker.failed()
             raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
         self.breaker.succeeded()
-        return {"token": session.token, "expiresAt": None, "user": {"userId": str(session.user_id), "name": username}}
+        name = str((await self._call(session.token, "model.res.user.get_preferences", False)).get("name") or username)
+        return {"token": session.token, "expiresAt": None, "user": {"userId": str(session.user_id), "name": name}}
 
     async def _version(self) -> str:
         try:
