@@ -112,6 +112,17 @@ def test_a_login_is_trytons_and_the_forms_are_what_trytons_rights_let_the_user_r
     assert sales == {"sale.sale": 1, "purchase.purchase": 0}  # the demo's groups: a real difference to test
 
 
+def test_each_user_reads_the_forms_in_their_own_tryton_language(stack: Stack) -> None:
+    PASSWORDS.setdefault("admin", demo_data.ADMIN_PASSWORD)  # Tryton's administrator works in English
+    names = {}
+    for login in ("sales", "admin", "sales"):
+        with stack.client(login) as c:
+            forms = c.post("/tools/find-forms", json={"query": ""}).json()["data"]["forms"]
+        names[login] = {f["name"] for f in forms}
+    assert "销售订单" in names["sales"] and "Sale" not in names["sales"]
+    assert "Sale" in names["admin"] and "销售订单" not in names["admin"]
+
+
 def test_questions_are_answered_with_what_tryton_gives_the_user(stack: Stack) -> None:
     token = stack.token("sales")
     drafts = stack.direct(token, "model.sale.sale.search_count", [["state", "=", "draft"]])

@@ -56,7 +56,8 @@ class TrytonClient:
         self.breaker = breaker or CircuitBreaker()
         self._rpc = TrytonRpc(self.base_url, database, timeout_s)
         self._ttl = metadata_ttl_s
-        self._models: tuple[float, dict[str, dict[str, Any]]] | None = None  # model → its ir.model row
+        # per language: model → its ir.model row (the id is every user's, the name is in their language)
+        self._models: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}
         self._specs: dict[tuple[str, str], tuple[float, dict[str, dict[str, Any]]]] = {}
         self._contexts: dict[str, tuple[float, dict[str, Any]]] = {}  # a session's Tryton context (company…)
 
@@ -160,14 +161,16 @@ class TrytonClient:
 
     async def _model_rows(self, token: str) -> dict[str, dict[str, Any]]:
         now = time.monotonic()
-        if self._models is not None and now - self._models[0] < self._ttl:
-            return self._models[1]
+        language = str((await self._context(token)).get("language") or self.language)
+        kept = self._models.get(language)
+        if kept is not None and now - kept[0] < self._ttl:
+            return kept[1]
         rows = await self._call(
             token, "model.ir.model.search_read", [["name", "in", [f.model for f in FORMS]]], 0, None, None,
             ["name", "string", "module"],
         )  # fmt: skip
-        self._models = (now, {str(r["name"]): r for r in rows})
-        return self._models[1]
+        self._models[language] = (now, {str(r["name"]): r for r in rows})
+        return self._models[language][1]
 
     async def _form(self, token: str, form_id: str) -> tuple[ModelForm, dict[str, Any]]:
         for model, row in (await self._model_rows(token)).items():
