@@ -116,7 +116,8 @@ def test_mgr01_edits_the_quotation_under_my_approvals_and_it_goes_back_to_sales0
     form = item.locator("form.proposal-edit")
     form.wait_for()
     qty = form.get_by_label("数量", exact=True)
-    assert qty.input_value() == "40" and mgr.page.evaluate("document.activeElement.name") == "details.0.qty"
+    # the first input: the bill date, one of the quotation's defaults the proposal fills
+    assert qty.input_value() == "40" and mgr.page.evaluate("document.activeElement.name") == "bill_date"
     assert "M0005" in form.inner_text()  # the material: a reference, shown, not editable
     assert item.locator("button:text('批准')").is_disabled()  # not while editing
     mgr.shot("approver-edit-open")

@@ -6,6 +6,7 @@ Run alone with ``pytest -m browser``."""
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 from typing import Any
 
 import httpx
@@ -173,8 +174,12 @@ def test_a_new_quotation_through_the_form_card_shows_the_error_inline_then_execu
     proposal = page.inner_text(CARD)
     assert facts.SALES01_CUSTOMER[1] in proposal and "M0003" in proposal and "确认后自动执行" in proposal
     assert page.locator(f"{CARD} .line-diff").count() == 1
-    # the proposal's own expiry is named for what it is, not 有效期至 (the quotation's own field)
-    assert "提案有效期" in proposal and "有效期至" not in proposal, proposal
+    # the proposal's own expiry is named for what it is, not 有效期至: that is the quotation's own
+    # field, a row of the diff (its default, 30 days after the bill date)
+    valid = (date.today() + timedelta(days=30)).isoformat()
+    assert "提案有效期" in proposal and proposal.count("有效期至") == 1 and f"有效期至\t—\t{valid}" in proposal, (
+        proposal
+    )
     s.shot("proposal")
 
     page.click(f"{CARD} button:text('确认')")

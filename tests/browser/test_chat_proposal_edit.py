@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -105,7 +106,10 @@ def test_the_edit_form_refuses_a_negative_quantity_then_the_edited_quantity_is_w
         page.keyboard.press("Enter")  # opened from the keyboard: the first input has the focus
         page.wait_for_selector(EDIT)
         qty = page.get_by_label("数量", exact=True)
-        assert page.evaluate("document.activeElement.name") == "details.0.qty" and qty.input_value() == "10"
+        assert page.evaluate("document.activeElement.name") == "bill_date" and qty.input_value() == "10"
+        valid = (date.today() + timedelta(days=30)).isoformat()  # the form's defaults, editable as any value
+        assert page.get_by_label("有效期至", exact=True).input_value() == valid
+        assert page.get_by_label("交期(天)", exact=True).input_value() == "15"
         assert "C0001" in page.inner_text(f'{EDIT} [data-field="customer_id"]')  # a reference: kept, shown
         assert page.locator(f"{CARD} button:text('确认')").is_disabled()  # not while editing
         s.shot("edit-open")

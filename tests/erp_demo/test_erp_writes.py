@@ -4,7 +4,7 @@ conflicts, atomic detail lines, bill numbering, stock effects, tenant and scope.
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
@@ -66,9 +66,13 @@ def test_add_numbers_and_computes(erp: Erp) -> None:
     price = erp.all_rows("admin", "1003", code="M0013")[0]["price"]
     assert lines[1]["unit_price"] == price  # the material's price when none is given
     assert lines[0]["amount"] == 2600 and master["total_amount"] == round(2600 + 10 * price, 2)
-    # a bill dated in another month takes that month's numbers
-    june = _quote(erp, data={"bill_date": "2026-06-15"}).json()
+    assert master["valid_until"] == (date.today() + timedelta(days=30)).isoformat()  # bill_date+30d
+    assert master["delivery_days"] == 15
+    # a bill dated in another month takes that month's numbers; valid 30 days from that date
+    june = _quote(erp, data={"bill_date": "2026-06-15", "delivery_days": 7}).json()
     assert june["sBillNo"].startswith("QT202606-")
+    june_master = erp.get("sales01", f"/getBusinessDataById/2001/{june['sId']}").json()["master"]
+    assert (june_master["valid_until"], june_master["delivery_days"]) == ("2026-07-15", 7)
 
 
 def test_validation_is_422_per_field(erp: Erp) -> None:

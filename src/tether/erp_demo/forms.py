@@ -27,7 +27,9 @@ class Field:
     required: bool = False
     options: tuple[tuple[str, str], ...] | None = None
     options_source: str | None = None  # "warehouse" | "employee": options are the caller's tenant's rows
-    default: str | None = None  # "today" for dates: the day of the write
+    # a date's: "today" (the day of the write) or "<column>+<n>d" / "today+<n>d" (n days after
+    # that date field's value, e.g. a quotation valid 30 days from its bill date); else the value
+    default: str | None = None
     read_only: bool = False
     max_length: int | None = None
     min_value: float | None = None
@@ -219,8 +221,8 @@ FORMS: tuple[Form, ...] = (
         "viw_quotation",
         fields=(
             *_bill_head("客户", "customer_id", "1001"),
-            Field("valid_until", "有效期至", "date"),
-            Field("delivery_days", "交期(天)", "integer", min_value=0),
+            Field("valid_until", "有效期至", "date", default="bill_date+30d"),
+            Field("delivery_days", "交期(天)", "integer", default="15", min_value=0),
             Field("tax_rate", "税率(%)", "number", default="13", min_value=0),
             Field("total_amount", "含税合计", "number", read_only=True),
             *_bill_tail(),

@@ -192,8 +192,8 @@ def _prefill_ids(conn: sa.Connection, user: User, form: Form, op: Any) -> tuple[
             else [{f.column: d.get(f.column) for f in form.detail_fields} for d in record["details"]]
         )
         return {**current, **data}, [dict(line) for line in lines or []]
-    defaults = {
-        f.column: ("" if f.default == "today" else f.default) for f in form.fields if f.default and not f.read_only
+    defaults = {  # a date's default is the write's to fill (today, 30 days after the bill date)
+        f.column: ("" if f.type == "date" else f.default) for f in form.fields if f.default and not f.read_only
     }
     return {**defaults, **data}, [dict(line) for line in details or []]
 

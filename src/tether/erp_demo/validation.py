@@ -9,7 +9,8 @@ anything, and the staging queue calls it to check a proposed op.
 
 from __future__ import annotations
 
-from datetime import date
+import re
+from datetime import date, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -105,11 +106,19 @@ def coerce(conn: sa.Connection, user: User, f: Field, value: Any) -> Any:
     return text
 
 
-def _default(f: Field) -> Any:
+_DAYS_AFTER = re.compile(r"^(?P<base>today|[a-z_][a-z0-9_]*)\+(?P<days>\d{1,4})d$")
+
+
+def _default(f: Field, clean: dict[str, Any]) -> Any:
+    """``f``'s default; a relative date's counts from the value its base field has in ``clean``
+    (given or defaulted before it), none where that field has none."""
     if f.default == "today":
         return date.today()
     if f.default is None:
         return None
+    if f.type == "date" and (m := _DAYS_AFTER.match(f.default)):
+        base = date.today() if m["base"] == "today" else clean.get(m["base"])
+        return base + timedelta(days=int(m["days"])) if isinstance(base, date) else None
     if f.type == "number":
         return float(f.default)
     if f.type == "integer" or f.column == "payment_terms_days":
@@ -153,7 +162,7 @@ def check_master(
     if creating:
         for f in form.fields:
             if f.column not in data and not f.read_only and f.default is not None:
-                clean[f.column] = _default(f)
+                clean[f.column] = _default(f, clean)
         if not partial:
             _require(form.fields, clean, "", errors)
     else:

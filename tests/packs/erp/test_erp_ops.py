@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from datetime import date, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,47 @@ def test_a_quotation_proposal_writes_nothing_and_its_confirm_creates_one_bill(se
     dump = str(audit_rows(server))
     assert not any(t in dump for t in server.tokens)  # no credential in the audit log
     server.assert_no_server_errors()
+
+
+def test_a_quotation_made_through_tether_has_its_forms_defaults_shown_and_written(server: ErpServer) -> None:
+    """有效期至 / 交期(天) come from the ERP's form config (30 days after the bill date, 15 days): the
+    proposal shows them as added values and the quotation its confirm creates has them."""
+    today = date.today()
+    valid = (today + timedelta(days=30)).isoformat()
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c)
+        payload = s["pendingInteraction"]["payload"]
+        shown = {f["field"]: f for f in payload["diff"]}
+        assert shown["bill_date"] == {
+            "field": "bill_date",
+            "label": "单据日期",
+            "before": None,
+            "after": today.isoformat(),
+        }
+        assert shown["valid_until"] == {"field": "valid_until", "label": "有效期至", "before": None, "after": valid}
+        assert shown["delivery_days"] == {"field": "delivery_days", "label": "交期(天)", "before": None, "after": 15}
+        assert (payload["values"]["valid_until"], payload["values"]["delivery_days"]) == (valid, 15)  # the edit form's
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "processing"
+        done = wait_op(c, op_id, {"done", "failed"})
+        assert done["state"] == "done", done
+        master = record(server, server.token("sales01"), "2001", str(done["billId"]))["master"]
+    assert (master["bill_date"], master["valid_until"], master["delivery_days"]) == (today.isoformat(), valid, 15)
+
+
+def test_values_the_person_gives_win_over_the_forms_defaults(server: ErpServer) -> None:
+    """An edit with its own 交期 and bill date: the quotation has them, valid 30 days from that date."""
+    with server.login("sales01") as c:
+        s, op_id = propose(server, c)
+        values = {k: v for k, v in s["pendingInteraction"]["payload"]["values"].items() if k != "valid_until"}
+        r = c.patch(f"/api/ops/{op_id}", json={"payload": {**values, "bill_date": "2026-11-20", "delivery_days": 45}})
+        assert r.status_code == 200, r.text
+        shown = {f["field"]: f["after"] for f in r.json()["diff"]}
+        assert (shown["bill_date"], shown["valid_until"], shown["delivery_days"]) == ("2026-11-20", "2026-12-20", 45)
+        assert c.post(f"/api/ops/{op_id}/confirm").json()["state"] == "processing"
+        done = wait_op(c, op_id, {"done", "failed"})
+        assert done["state"] == "done", done
+        master = record(server, server.token("sales01"), "2001", str(done["billId"]))["master"]
+    assert (master["bill_date"], master["valid_until"], master["delivery_days"]) == ("2026-11-20", "2026-12-20", 45)
 
 
 def audit_rows(server: ErpServer, op_id: str | None = None) -> list[dict[str, Any]]:

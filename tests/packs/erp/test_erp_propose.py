@@ -64,16 +64,18 @@ def test_labels_and_columns_both_work_and_a_proposal_stages_only_a_draft(server:
     before = {t: erp_rows(server, t) for t in tables}
     with server.client(token, timeout=60) as c:
         for message in (
-            f"把报价单{bill['sBillNo']}的交期(天)改成15",
-            f"把报价单{bill['sBillNo']}的delivery_days改成15",
-            f"把报价单{bill['sBillNo']}的交期改成15",  # the label without its unit
+            f"把报价单{bill['sBillNo']}的交期(天)改成20",
+            f"把报价单{bill['sBillNo']}的delivery_days改成20",
+            f"把报价单{bill['sBillNo']}的交期改成20",  # the label without its unit
         ):
             s, op_id = propose(server, c, message)
             diff = s["pendingInteraction"]["payload"]["diff"]
-            assert diff == [{"field": "delivery_days", "label": "交期(天)", "before": None, "after": 15}]
+            assert diff == [
+                {"field": "delivery_days", "label": "交期(天)", "before": 15, "after": 20}
+            ]  # 15: the default
             with server.erp_direct(token) as erp:
                 staged = erp.get(f"/ai/staging/{op_id}").json()
-            assert staged["status"] == "draft" and staged["op"]["payload"] == {"delivery_days": 15}
+            assert staged["status"] == "draft" and staged["op"]["payload"] == {"delivery_days": 20}
             assert staged["op"]["base_version"] == record(server, token, "2001", bill["sId"])["master"]["version"]
         s, _ = propose(server, c, f"把报价单{bill['sBillNo']}的税率改成9")  # 税率(%)
         assert s["pendingInteraction"]["payload"]["diff"] == [

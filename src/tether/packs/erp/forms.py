@@ -13,6 +13,7 @@ from typing import Any
 from tether.pack import Identity, Interaction, InvalidInput, Tool, ToolContext, ToolError, tool
 from tether.packs.erp import messages, refs
 from tether.packs.erp.client import LoginExpired
+from tether.packs.erp.defaults import is_relative
 from tether.packs.erp.ref_search import candidate
 from tether.packs.erp.schema import check_form_values, describe, detail_fields, master_fields
 from tether.packs.erp.tools import Erp, login_guard, token
@@ -22,8 +23,12 @@ _BOUNDS = ("min", "max", "positive")  # a number's limits, where the ERP declare
 
 
 def _fields(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The writable fields as the card shows them; a date counted from another (30 days after the
+    bill date) shows empty: the proposal fills it from the date the person gives."""
     return [
-        {k: f.get(k) for k in _KEYS} | {k: f[k] for k in _BOUNDS if f.get(k) is not None}
+        {k: f.get(k) for k in _KEYS}
+        | {k: f[k] for k in _BOUNDS if f.get(k) is not None}
+        | ({"default": None} if is_relative(f) else {})
         for f in fields
         if not f.get("readOnly")
     ]

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from tether.pack import Interaction, InvalidInput, Op, Tool, ToolContext, ToolError, draft_op, propose_op, tool
 from tether.packs.erp import authz, messages, refs
+from tether.packs.erp.defaults import with_defaults
 from tether.packs.erp.diff import created_lines, field_changes, merge_lines
 from tether.packs.erp.identity import brand_of
 from tether.packs.erp.op_executor import NAME as EXECUTOR
@@ -233,6 +235,17 @@ def _price_lines(config: dict[str, Any], resolved: refs.Resolved) -> None:
             line["unit_price"] = float(material["price"])
 
 
+def plan_create(config: dict[str, Any], resolved: refs.Resolved) -> Plan:
+    """create: the values with the form's defaults for what they leave out (shown as added, as
+    every value is), and the new lines priced."""
+    resolved.values = with_defaults(config, resolved.values, date.today())
+    _price_lines(config, resolved)
+    fields = field_changes(config, {}, resolved.values, resolved.names)
+    lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
+    _list_prices(lines, resolved)
+    return Plan(resolved.values, fields, lines)
+
+
 def _list_prices(lines: list[dict[str, Any]], resolved: refs.Resolved) -> None:
     """Each new line's material list price (``listPrice``), for the approver and the approval
     policy's discount rule (docs/approvals.md)."""
@@ -333,11 +346,7 @@ def build_propose_write(erp: Erp) -> Tool:
             else:
                 plan = _plan_target(config, op, record, payload or {})
         elif op == "create":
-            _price_lines(config, resolved)
-            fields = field_changes(config, {}, resolved.values, resolved.names)
-            lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
-            _list_prices(lines, resolved)
-            plan = Plan(resolved.values, fields, lines)
+            plan = plan_create(config, resolved)
         else:
             plan, source_ref = await _plan_generate(erp, ctx, config, resolved, source_ref)
         auto = is_auto(form, op)

@@ -10,16 +10,7 @@ from typing import Any
 
 from tether.pack import Identity, Interaction, InvalidInput, Op, ToolContext
 from tether.packs.erp import messages
-from tether.packs.erp.diff import created_lines, field_changes
-from tether.packs.erp.proposals import (
-    Plan,
-    _list_prices,
-    _plan_update,
-    _price_lines,
-    _target,
-    _values,
-    list_prices_of_changed,
-)
+from tether.packs.erp.proposals import Plan, _plan_update, _target, _values, list_prices_of_changed, plan_create
 from tether.packs.erp.schema import check_form_values
 from tether.packs.erp.tools import Erp, token
 
@@ -68,7 +59,4 @@ async def _plan(erp: Erp, op: Op, payload: dict[str, Any], who: Identity) -> tup
         plan = _plan_update(config, record, resolved.values, resolved.names, whole=True)  # the whole bill
         await list_prices_of_changed(erp, ctx, config, plan.lines)
         return ctx, plan, (record.get("master") or {}).get("status")
-    _price_lines(config, resolved)
-    lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
-    _list_prices(lines, resolved)
-    return ctx, Plan(resolved.values, field_changes(config, {}, resolved.values, resolved.names), lines), None
+    return ctx, plan_create(config, resolved), None
