@@ -4,13 +4,14 @@ said twice counts once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from tether.packs.erp import lexicon
-from tether.packs.erp.metadata import KEY_COLUMNS, Seen
-from tether.packs.erp.wording import chunks, free
+from tether.packs.erp import grammar, lexicon
+from tether.packs.erp.metadata import KEY_COLUMNS, FormMeta, Seen
+from tether.packs.erp.wording import CJK, chunks, free
 
 FUZZY_MIN = 85.0  # rapidfuzz partial ratio a near-miss name must reach
 WHOLE_MIN = 3  # values this long are found whole before filler words split them (单片机 is not 单 + 片机)
@@ -74,10 +75,28 @@ def _resolve(piece: str, at: int, values: dict[str, list[tuple[str, Seen]]]) -> 
     return None
 
 
-def find_mentions(text: str, taken: list[tuple[int, int]], rows: list[Seen]) -> tuple[list[list[Mention]], list[str]]:
+def _vocabulary(values: Iterable[str], forms: Iterable[FormMeta]) -> Iterator[str]:
+    """The words the segmenter keeps whole: the data's values, the forms' names and labels."""
+    yield from values
+    for form in forms:
+        yield form.name
+        yield from form.aliases
+        for labelled in (form.fields, form.filters):
+            for item in labelled:
+                yield item.label
+                yield from (label for _, label in item.options)
+
+
+def find_mentions(
+    text: str, taken: list[tuple[int, int]], rows: list[Seen], forms: Iterable[FormMeta] = ()
+) -> tuple[list[list[Mention]], list[str]]:
     """Records named in what is left of ``text``: groups of candidates per mention, and the words
-    that name nothing the reader knows."""
+    that name nothing the reader knows — a leftover's function words (``grammar``) are not such words."""
     values = _values(rows)
+
+    def segment(piece: str) -> list[tuple[str, int]]:
+        return grammar.content_words(piece, _vocabulary(values, forms), id(rows))
+
     groups: list[list[Mention]] = []
     unknown: list[str] = []
     for chunk, at in chunks(text, taken):
@@ -97,15 +116,21 @@ def find_mentions(text: str, taken: list[tuple[int, int]], rows: list[Seen]) -> 
                 piece = piece.strip()
                 if not piece or piece == "1" or piece in lexicon.IGNORED:
                     continue  # 一笔, 一张: "one" of a measure word
-                _piece(piece, at + offset + rest.find(piece), values, groups, unknown)
+                _piece(piece, at + offset + rest.find(piece), values, groups, unknown, segment)
     return groups, unknown
 
 
 def _piece(
-    piece: str, at: int, values: dict[str, list[tuple[str, Seen]]], groups: list[list[Mention]], unknown: list[str]
+    piece: str,
+    at: int,
+    values: dict[str, list[tuple[str, Seen]]],
+    groups: list[list[Mention]],
+    unknown: list[str],
+    segment: Callable[[str], list[tuple[str, int]]] | None,
 ) -> None:
     """One leftover word: a record or value (exact, part of one, nearly), or values inside it
-    (苏州恒达 → 苏州 + 恒达), or unknown."""
+    (苏州恒达 → 苏州 + 恒达), or — read by its parts of speech — function words around the
+    content words that are read again (发一下那边 → nothing; 那边的员工 → 员工), or unknown."""
     found = _resolve(piece, at, values)
     if found is not None:
         groups.append(found)
@@ -113,13 +138,18 @@ def _piece(
     lower = piece.lower()
     inside = sorted((v for v in values if len(v) >= 2 and v in lower), key=len, reverse=True)
     if not inside:
-        unknown.append(piece)
+        runs = segment(piece) if segment is not None and CJK.search(piece) else [(piece, 0)]
+        if runs == [(piece, 0)]:
+            unknown.append(piece)
+            return
+        for word, offset in runs:
+            _piece(word, at + offset, values, groups, unknown, None)
         return
     start = lower.find(inside[0])
     groups.append([Mention(inside[0], (at + start, at + start + len(inside[0])), c, r) for c, r in values[inside[0]]])
     for rest, offset in ((piece[:start], 0), (piece[start + len(inside[0]) :], start + len(inside[0]))):
         if len(rest.strip()) >= 2:
-            _piece(rest.strip(), at + offset, values, groups, unknown)
+            _piece(rest.strip(), at + offset, values, groups, unknown, segment)
 
 
 def names_record(column: str) -> bool:

@@ -123,7 +123,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         taken.append(m.span())
     terms = find_terms(text, forms, taken)
     taken += [t.span for t in terms]
-    mentions, unknown = find_mentions(text, taken, catalog.rows)
+    mentions, unknown = find_mentions(text, taken, catalog.rows, forms)
     mentions = same_records(mentions)
     if prefer:
         mentions = [narrow(g, prefer) for g in mentions]
