@@ -693,6 +693,13 @@ def test_a_list_of_amounts_carries_its_total() -> None:
     assert "SUM(total_amount)" in plan["plan"][1]["args"]["sql"] and "合计 ${prev|sum:total_amount}" in plan["answer"]
 
 
+@pytest.mark.parametrize("question", ["本月采购额多少", "这个月的采购额是多少？"])
+def test_a_business_words_amount_is_a_list_of_amounts_with_its_total(question: str) -> None:
+    r = reading(question, catalog("3001"))
+    assert r.form.form_id == "3001" and r.beside and r.measure is not None and r.measure.column == "total_amount"
+    assert "合计 ${prev|sum:total_amount}" in plans.plan_of(r, question)["answer"]
+
+
 @pytest.mark.parametrize("question", ["帮我看一下M0020还有几桶", "how many M0004 do we still have?", "stock of M0010"])
 def test_a_stock_asked_of_a_material_is_read_from_the_stock_ledger(question: str) -> None:
     r = reading(question, WAREHOUSE)

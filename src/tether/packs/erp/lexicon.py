@@ -83,7 +83,11 @@ LATEST = re.compile(
 )
 # what is still owed (欠供应商的钱, 未收): the balance, not the bill's total
 OWED = re.compile(r"欠|未付|未收|还没付|还没收|余额|outstanding|owed?|unpaid", re.I)
-MONEY = re.compile(r"钱|款|金额|多少元|营收|销售额|回款|收入|money|amount|revenue", re.I)
+# an amount of money, also a business word's amount (采购额, 开票额, 成交额: the money of it)
+MONEY = re.compile(
+    r"钱|款|金额|多少元|营收|(?:销售|采购|进货|订货|开票|成交|交易|报价|发货|收款|付款)额|回款|收入|money|amount|revenue",
+    re.I,
+)
 
 # filler around the terms a question is made of; what is left after these and the ERP's own words
 # must be a record or a value the ERP holds, or the reader says it did not understand it
