@@ -22,9 +22,9 @@ import pytest
 from tests.servers import ServerProcess
 from tests.tryton.conftest import PreparedTryton
 from tether.packs.erp.tryton_forms import FORMS
+from tether.packs.erp.tryton_rpc import TrytonRpc
 from tether.tryton import demo_data
 from tether.tryton.demo import QUESTIONS, ask_each_role
-from tether.tryton.rpc import TrytonRpc
 from tether.tryton.server import RunningTrytond, copy_database, start_trytond
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]

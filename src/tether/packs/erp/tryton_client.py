@@ -1,4 +1,4 @@
-"""The ERP port on Tryton (``port.py``'s contract), over Tryton's own JSON-RPC (``tether.tryton.rpc``).
+"""The ERP port on Tryton (``port.py``'s contract), over Tryton's own JSON-RPC (``tryton_rpc.py``).
 
 Every call runs in the caller's Tryton session — the token tether holds *is* the session Tryton's
 login gave, sent as ``Authorization: Session <token>`` — so Tryton's groups, ``ir.model.access`` and record rules
@@ -23,7 +23,7 @@ from tether.packs.erp.breaker import CircuitBreaker
 from tether.packs.erp.client import ErpRefused, ErpUnreachable, LoginExpired
 from tether.packs.erp.tryton_forms import BY_MODEL, FORMS, ModelForm, domain_of, field_meta, filters_of, flatten
 from tether.packs.erp.tryton_forms import read_fields as fields_to_read
-from tether.tryton.rpc import (
+from tether.packs.erp.tryton_rpc import (
     RpcRateLimited,
     RpcUnauthorised,
     RpcUnreachable,
