@@ -35,6 +35,7 @@ class ProposalFacts:
     discounts_pct: tuple[float, ...] = ()  # per line with a known list price: how far under it, in %
     changed: frozenset[str] = field(default_factory=frozenset)
     target_status: str | None = None
+    table: str | None = None  # the form's table in the business system (Tryton: its model, sale.sale)
 
 
 def _lines(payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -75,4 +76,5 @@ def facts_of(op: Op) -> ProposalFacts:
         discounts_pct=tuple(discounts),
         changed=changed,
         target_status=None if status is None else str(status),
+        table=op.target_table,
     )

@@ -16,6 +16,9 @@ each grant, the largest count any of them asks, within the shortest expiry.
           - {grant: approve.sales, count: 1}
         expires_in_s: 86400
 
+``forms`` names a form by its id or by its table in the business system (``target_table``: on
+Tryton the model, ``sale.sale``, whose form id is the database's own).
+
 Conditions: ``total_above`` (the sum of the lines' qty × unit price), ``line_amount_above``,
 ``line_below_list_pct`` (a line's unit price more than P % under its material's list price, where
 the proposal knows the list price), ``fields_changed`` (any of these master fields), and
@@ -73,7 +76,7 @@ class Rule:
     approvers_may_edit: bool = False  # its approvers may edit an op awaiting approval (ops/revision.py)
 
     def matches(self, facts: ProposalFacts) -> bool:
-        if self.forms and facts.form_id not in self.forms:
+        if self.forms and facts.form_id not in self.forms and (facts.table or "") not in self.forms:
             return False
         if self.ops and facts.op_type not in self.ops:
             return False

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from tether.pack import ToolError
+from tether.pack import Op, ToolError, fingerprint_of
 from tether.packs.erp import messages
 from tether.packs.erp.breaker import CircuitBreaker
 
@@ -186,16 +186,17 @@ class ErpClient:
     async def stage(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self._call("POST", "/ai/staging", token, agent=True, json=body)
 
-    async def staged(self, token: str, op_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/ai/staging/{op_id}", token)
+    async def staged(self, token: str, op: Op) -> dict[str, Any]:
+        return await self._call("GET", f"/ai/staging/{op.op_id}", token)
 
-    async def exec_staging(self, token: str, op_id: str, mode: str, fingerprint: str) -> dict[str, Any]:
-        """Execute or validate, bound to ``fingerprint`` (what was confirmed and approved)."""
-        body = {"mode": mode, "fingerprint": fingerprint}
-        return await self._call("POST", f"/ai/execStaging/{op_id}", token, agent=True, json=body)
+    async def exec_staging(self, token: str, op: Op, mode: str) -> dict[str, Any]:
+        """Execute or validate, bound to the fingerprint of what was confirmed and approved: the
+        ERP runs its staged row only when that row still has it."""
+        body = {"mode": mode, "fingerprint": fingerprint_of(op)}
+        return await self._call("POST", f"/ai/execStaging/{op.op_id}", token, agent=True, json=body)
 
     async def revise_staging(self, token: str, op_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self._call("POST", f"/ai/reviseStaging/{op_id}", token, agent=True, json=body)
 
-    async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
-        return await self._call("POST", f"/ai/cancelStaging/{op_id}", token, agent=True)
+    async def cancel_staging(self, token: str, op: Op) -> dict[str, Any]:
+        return await self._call("POST", f"/ai/cancelStaging/{op.op_id}", token, agent=True)

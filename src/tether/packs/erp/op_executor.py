@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tether.pack import Identity, Op, OpExecutor, OpOutcome, StagedDiffers, ToolError, fingerprint_of
+from tether.pack import Identity, Op, OpExecutor, OpOutcome, StagedDiffers, ToolError
 from tether.packs.erp import messages
 from tether.packs.erp.client import ErpRefused
 from tether.packs.erp.port import ErpPort
@@ -80,7 +80,7 @@ class ErpOpExecutor(OpExecutor):
 
     async def _bound(self, op: Op, credential: str | None, mode: str) -> OpOutcome:
         try:
-            answer = await self.client.exec_staging(self._token(credential), op.op_id, mode, fingerprint_of(op))
+            answer = await self.client.exec_staging(self._token(credential), op, mode)
         except ErpRefused as exc:
             if exc.erp_code == STAGED_DIFFERS:
                 raise StagedDiffers("the ERP compared the fingerprints") from None
@@ -89,13 +89,13 @@ class ErpOpExecutor(OpExecutor):
 
     async def staged(self, op: Op, credential: str | None) -> str | None:
         """The fingerprint of the ERP's staged row, as its answer states it."""
-        found = (await self.client.staged(self._token(credential), op.op_id)).get("fingerprint")
+        found = (await self.client.staged(self._token(credential), op)).get("fingerprint")
         return str(found) if found else None
 
     async def status(self, op: Op, credential: str | None) -> OpOutcome:
-        outcome = outcome_of(await self.client.staged(self._token(credential), op.op_id))
+        outcome = outcome_of(await self.client.staged(self._token(credential), op))
         outcome.fingerprint = None  # a manual op: what the user saved in the native form, not ours to bind
         return outcome
 
     async def cancel(self, op: Op, credential: str | None) -> OpOutcome:
-        return outcome_of(await self.client.cancel_staging(self._token(credential), op.op_id))
+        return outcome_of(await self.client.cancel_staging(self._token(credential), op))

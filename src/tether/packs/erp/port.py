@@ -22,9 +22,21 @@ to the ERP only, never into a log or an error):
 - ``read(token, form_id, params, page, page_size)`` → ``{"rows", "total"}`` with only the form's
   filters as ``params`` (tether whitelists them first); ``record(token, form_id, record_id)`` →
   ``{"master", "details"}``; an id the user cannot see raises ``ErpRefused(404)``.
-- staging: ``stage(token, body)``, ``staged(token, op_id)`` → ``{"status", "fingerprint", …}``,
-  ``exec_staging(token, op_id, mode, fingerprint)`` (executes exactly once, only when the staged
-  op still has ``fingerprint``), ``revise_staging``, ``cancel_staging``.
+- a bill's lines name their roles by the columns ``material_id`` (the item, a ref), ``qty``,
+  ``unit_price`` and ``line_no`` (its place), whatever the ERP calls them: the diff, the approval
+  policy's amounts and the offline planner read lines by these.
+- ``config`` says how writes go: ``writable`` / ``examinable`` (the user's rights), and optionally
+  ``executesOnConfirm`` (every op runs at once on the confirm: an ERP without a form of its own
+  that picks a staged op up), ``billNoFilter`` (the filter a bill number is looked up by, default
+  ``bill_no``), ``statusColumn`` (default ``status``) and ``examineSteps`` (status → ``{"action",
+  "to"}``: what examining a record in that status does; without it examine is draft → examined).
+- staging: ``stage(token, body)`` (the proposal: ``sId`` = the op id, ``opType``, ``targetFormId``,
+  ``targetBillId``, ``payload``, ``baseVersion``…), ``staged(token, op)`` → ``{"status",
+  "fingerprint", …}``, ``exec_staging(token, op, mode)`` (executes exactly once — a repeated call
+  for an op already executed returns that first outcome — and only what ``fingerprint_of(op)``
+  binds: the values tether holds, confirmed and approved), ``revise_staging``, ``cancel_staging(token, op)``.
+  An ERP with staging of its own (the demo ERP) compares its staged row's fingerprint; an ERP
+  without (Tryton) stages nothing and executes the op's own values, bound to the record's version.
 - errors: ``LoginExpired`` (the ERP refused the token), ``ErpUnreachable`` (an outage, counted by
   ``breaker``), ``ErpRefused(status, message)`` (any other refusal).
 """
@@ -33,6 +45,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from tether.pack import Op
 from tether.packs.erp.breaker import CircuitBreaker
 
 
@@ -60,10 +73,10 @@ class ErpPort(Protocol):
 
     async def stage(self, token: str, body: dict[str, Any]) -> dict[str, Any]: ...
 
-    async def staged(self, token: str, op_id: str) -> dict[str, Any]: ...
+    async def staged(self, token: str, op: Op) -> dict[str, Any]: ...
 
-    async def exec_staging(self, token: str, op_id: str, mode: str, fingerprint: str) -> dict[str, Any]: ...
+    async def exec_staging(self, token: str, op: Op, mode: str) -> dict[str, Any]: ...
 
     async def revise_staging(self, token: str, op_id: str, body: dict[str, Any]) -> dict[str, Any]: ...
 
-    async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]: ...
+    async def cancel_staging(self, token: str, op: Op) -> dict[str, Any]: ...

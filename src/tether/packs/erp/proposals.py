@@ -23,15 +23,24 @@ from tether.packs.erp.diff import created_lines, field_changes, merge_lines
 from tether.packs.erp.identity import brand_of
 from tether.packs.erp.op_executor import NAME as EXECUTOR
 from tether.packs.erp.schema import check_form_values, describe, detail_fields
-from tether.packs.erp.tools import BILL_NO, Erp, login_guard, no_bill, record_of, token
+from tether.packs.erp.tools import BILL_NO, Erp, login_guard, no_bill, record_of, token, version_of
 
 OPS = ("create", "update", "delete", "examine", "generate")
 AUTO_CREATE_FORMS = frozenset({"2001"})  # quotations: the ERP carries them out at once (seed §10)
 VERBS = {"create": "新增", "update": "修改", "delete": "删除", "examine": "审核", "generate": "生成"}
 
 
-def is_auto(form_id: str, op: str) -> bool:
-    return op == "generate" or (op == "create" and form_id in AUTO_CREATE_FORMS)
+def is_auto(config: dict[str, Any], op: str) -> bool:
+    """Whether the confirm executes the op at once (else the person saves it in the ERP's own
+    form): an ERP with no such form executes every op on the confirm (``executesOnConfirm``)."""
+    if config.get("executesOnConfirm"):
+        return True
+    return op == "generate" or (op == "create" and str(config["formId"]) in AUTO_CREATE_FORMS)
+
+
+def list_price(config: dict[str, Any], item: dict[str, Any]) -> Any:
+    """An item's list price as its record gives it (``detail.listPriceColumn``, default ``price``)."""
+    return item.get(str((config.get("detail") or {}).get("listPriceColumn") or "price"))
 
 
 def chosen(payload: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
@@ -91,8 +100,9 @@ async def _target(erp: Erp, ctx: ToolContext, config: dict[str, Any], record_id:
     form = str(config["formId"])
     wanted = authz.record_id(record_id)
     if BILL_NO.match(wanted):
-        found = await erp.client.read(token(ctx), form, {"bill_no": wanted}, 1, 5)
-        exact = [r for r in found["rows"] if str(r.get("bill_no", "")).upper() == wanted.upper()]
+        by = str(config.get("billNoFilter") or "bill_no")
+        found = await erp.client.read(token(ctx), form, {by: wanted}, 1, 5)
+        exact = [r for r in found["rows"] if str(r.get(by) or "").upper() == wanted.upper()]
         if not exact:
             raise no_bill(config, wanted)
         wanted = str(exact[0]["id"])
@@ -139,7 +149,9 @@ def _plan_update(
 
 
 def _label(master: dict[str, Any]) -> str:
-    return str(master.get("bill_no") or master.get("code") or master.get("name") or master.get("id"))
+    return str(
+        master.get("bill_no") or master.get("number") or master.get("code") or master.get("name") or master.get("id")
+    )
 
 
 def _plan_target(config: dict[str, Any], op: str, record: dict[str, Any], payload: dict[str, Any]) -> Plan:
@@ -149,10 +161,23 @@ def _plan_target(config: dict[str, Any], op: str, record: dict[str, Any], payloa
     if op == "delete":
         plan.fields = [{"field": "record", "label": str(config.get("name")), "before": plan.label, "after": None}]
         return plan
+    column = str(config.get("statusColumn") or "status")
+    status = master.get(column)
+    steps = config.get("examineSteps")
+    if isinstance(steps, dict):  # the ERP's own workflow: what examining a record in this status does
+        step = steps.get(str(status))
+        if not isinstance(step, dict):
+            raise ToolError(
+                f"{plan.label} is {status}: it cannot be examined from there",
+                code=messages.NO_EXAMINE,
+                params={"form": f"{config.get('name')} {plan.label}"},
+            )
+        label = next((str(f["label"]) for f in config.get("master") or [] if f.get("column") == column), "状态")
+        plan.fields = [{"field": column, "label": label, "before": status, "after": step["to"]}]
+        plan.payload = {"action": str(step["action"])}
+        return plan
     undo = payload.get("action") == "unexamine"
-    plan.fields = [
-        {"field": "status", "label": "状态", "before": master.get("status"), "after": "draft" if undo else "examined"}
-    ]
+    plan.fields = [{"field": "status", "label": "状态", "before": status, "after": "draft" if undo else "examined"}]
     plan.payload = {"action": "unexamine"} if undo else {}
     return plan
 
@@ -231,8 +256,9 @@ def _price_lines(config: dict[str, Any], resolved: refs.Resolved) -> None:
         return
     for n, line in enumerate(resolved.values.get("details") or []):
         material = resolved.records.get(f"details[{n}].material_id") or {}
-        if isinstance(line, dict) and line.get("unit_price") is None and material.get("price") is not None:
-            line["unit_price"] = float(material["price"])
+        price = list_price(config, material)
+        if isinstance(line, dict) and line.get("unit_price") is None and price is not None:
+            line["unit_price"] = float(price)
 
 
 def plan_create(config: dict[str, Any], resolved: refs.Resolved) -> Plan:
@@ -242,17 +268,17 @@ def plan_create(config: dict[str, Any], resolved: refs.Resolved) -> Plan:
     _price_lines(config, resolved)
     fields = field_changes(config, {}, resolved.values, resolved.names)
     lines = created_lines(config, resolved.values.get("details") or [], resolved.names)
-    _list_prices(lines, resolved)
+    _list_prices(config, lines, resolved)
     return Plan(resolved.values, fields, lines)
 
 
-def _list_prices(lines: list[dict[str, Any]], resolved: refs.Resolved) -> None:
+def _list_prices(config: dict[str, Any], lines: list[dict[str, Any]], resolved: refs.Resolved) -> None:
     """Each new line's material list price (``listPrice``), for the approver and the approval
     policy's discount rule (docs/approvals.md)."""
     for n, line in enumerate(lines):
-        material = resolved.records.get(f"details[{n}].material_id") or {}
-        if material.get("price") is not None:
-            line["listPrice"] = float(material["price"])
+        price = list_price(config, resolved.records.get(f"details[{n}].material_id") or {})
+        if price is not None:
+            line["listPrice"] = float(price)
 
 
 async def list_prices_of_changed(
@@ -270,9 +296,8 @@ async def list_prices_of_changed(
         if material is None or "listPrice" in line or line.get("change") == "delete":
             continue
         if material not in prices:
-            prices[material] = ((await erp.client.record(token(ctx), ref, str(material))).get("master") or {}).get(
-                "price"
-            )
+            item = (await erp.client.record(token(ctx), ref, str(material))).get("master") or {}
+            prices[material] = list_price(config, item)
         if prices[material] is not None:
             line["listPrice"] = float(prices[material])
 
@@ -302,7 +327,7 @@ async def _stage(erp: Erp, ctx: ToolContext, draft: Op) -> None:
         "targetBillId": draft.target_id,
         "payload": draft.payload,
         "sourceRef": draft.source_ref,
-        "baseVersion": None if draft.base_version is None else int(draft.base_version),
+        "baseVersion": None if draft.base_version is None else version_of(draft.base_version),
         "autoExecute": draft.auto_execute,
         "sessionId": ctx.session_id,
         "expireInS": max(60, int(draft.expire_at - draft.created_at)),
@@ -349,7 +374,7 @@ def build_propose_write(erp: Erp) -> Tool:
             plan = plan_create(config, resolved)
         else:
             plan, source_ref = await _plan_generate(erp, ctx, config, resolved, source_ref)
-        auto = is_auto(form, op)
+        auto = is_auto(config, op)
         summary = f"{VERBS[op]}{config.get('name')}" + (f" {plan.label}" if plan.label else "")
         draft = draft_op(
             ctx,

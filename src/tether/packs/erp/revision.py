@@ -12,7 +12,7 @@ from tether.pack import Identity, Interaction, InvalidInput, Op, ToolContext
 from tether.packs.erp import messages
 from tether.packs.erp.proposals import Plan, _plan_update, _target, _values, list_prices_of_changed, plan_create
 from tether.packs.erp.schema import check_form_values
-from tether.packs.erp.tools import Erp, token
+from tether.packs.erp.tools import Erp, token, version_of
 
 
 async def revise(
@@ -22,7 +22,7 @@ async def revise(
     ctx, plan, target_status = await _plan(erp, op, payload, who)
     body: dict[str, Any] = {"payload": plan.payload}
     if plan.base_version is not None:
-        body["baseVersion"] = int(plan.base_version)
+        body["baseVersion"] = version_of(plan.base_version)
     await erp.client.revise_staging(token(ctx), op.op_id, body)
     diff = {"fields": plan.fields, "lines": plan.lines, **({"targetStatus": target_status} if target_status else {})}
     return plan.payload, diff, None if plan.base_version is None else str(plan.base_version)

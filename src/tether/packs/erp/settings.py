@@ -22,6 +22,14 @@ class ErpPackSettings(PackSettings):
     )
     tryton_database: str = Field("tether_demo", description="the Tryton database (kind tryton)")
     tryton_language: str = Field("zh_CN", description="the language Tryton answers in, unless the user set one")
+    tryton_approvers: str = Field(
+        "sale.group_sale_admin=approve.sales,account.group_account_admin=approve.finance",
+        description="Tryton groups (module.xml_id) whose members hold an approval grant of the policy: "
+        "group=grant, comma-separated (kind tryton)",
+    )
+    tryton_web_url: str | None = Field(
+        None, description="Tryton's web client (sao), where one is served: a proposal's record opens there"
+    )
     base_url: str | None = Field(None, description="the ERP's HTTP base URL (default: <TETHER_PUBLIC_URL>/erp)")
     embedded: bool = Field(True, description="mount the demo ERP at /erp inside tether serve")
     database_url: str = Field(

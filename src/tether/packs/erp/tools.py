@@ -56,6 +56,12 @@ class Erp:
         return await self.client.config(token(ctx), authz.granted_form(ctx, form_id))
 
 
+def version_of(base_version: Any) -> int | str:
+    """A record's version as the ERP gave it: the demo ERP's counter, Tryton's ``_timestamp`` text."""
+    text = str(base_version)
+    return int(text) if text.isdigit() else text
+
+
 def token(ctx: ToolContext) -> str:
     if not ctx.credential:
         raise LoginExpired()

@@ -7,7 +7,9 @@ and it is granted when the user's groups may read it (``ir.model.access.get_acce
 the model's ``ir.model`` id. Labels, types and options are Tryton's ``fields_get`` in the user's
 language.
 
-Writes are not staged on Tryton yet: ``stage`` and the op calls refuse with a clear message.
+Writes (``tryton_writes.py``): the sale form is writable where the user's groups may create and
+write sales; a proposal stages nothing in Tryton, and the confirm executes the op's own values in
+the user's session, exactly once, bound to the record's version.
 """
 
 from __future__ import annotations
@@ -17,13 +19,23 @@ import hashlib
 import time
 from typing import Any
 
-from tether.pack import ToolError
+from tether.pack import Op, ToolError
 from tether.packs.erp import messages
 from tether.packs.erp.breaker import CircuitBreaker
 from tether.packs.erp.client import ErpRefused, ErpUnreachable, LoginExpired
-from tether.packs.erp.tryton_forms import BY_MODEL, FORMS, ModelForm, domain_of, field_meta, filters_of, flatten
+from tether.packs.erp.tryton_forms import (
+    BY_MODEL,
+    FORMS,
+    LINE_COLUMNS,
+    ModelForm,
+    domain_of,
+    field_meta,
+    filters_of,
+    flatten,
+)
 from tether.packs.erp.tryton_forms import read_fields as fields_to_read
 from tether.packs.erp.tryton_rpc import (
+    RpcConcurrent,
     RpcRateLimited,
     RpcUnauthorised,
     RpcUnreachable,
@@ -31,8 +43,9 @@ from tether.packs.erp.tryton_rpc import (
     TrytonRpc,
     TrytonSession,
 )
+from tether.packs.erp.tryton_writes import TrytonWrites
 
-NO_WRITES = "writes through tether are not offered on Tryton yet; make the change in Tryton itself"
+RIGHTS = {"create": "create", "update": "write", "examine": "write", "delete": "delete"}
 _MAX_CACHED = 4096
 
 
@@ -48,18 +61,22 @@ class TrytonClient:
         metadata_ttl_s: float = 300.0,
         breaker: CircuitBreaker | None = None,
         web_url: str | None = None,
+        approvers: dict[str, str] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.database = database
         self.language = language
         self.web_url = web_url
         self.breaker = breaker or CircuitBreaker()
+        self.approvers = approvers or {}  # Tryton group (module.xml_id) → the approval grant its members hold
+        self._group_ids: dict[str, int | None] = {}
         self._rpc = TrytonRpc(self.base_url, database, timeout_s)
         self._ttl = metadata_ttl_s
         # per language: model → its ir.model row (the id is every user's, the name is in their language)
         self._models: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}
         self._specs: dict[tuple[str, str], tuple[float, dict[str, dict[str, Any]]]] = {}
         self._contexts: dict[str, tuple[float, dict[str, Any]]] = {}  # a session's Tryton context (company…)
+        self._writes = TrytonWrites(self._call, self._all_fields, self.link)
 
     async def aclose(self) -> None:
         await self._rpc.aclose()
@@ -86,6 +103,9 @@ class TrytonClient:
         except RpcUserError as exc:
             self.breaker.succeeded()
             raise ErpRefused(403 if exc.access else 400, exc.message) from None
+        except RpcConcurrent as exc:
+            self.breaker.succeeded()
+            raise ErpRefused(409, str(exc)) from None
         self.breaker.succeeded()
         return answer
 
@@ -147,6 +167,7 @@ class TrytonClient:
         access = await self._call(token, "model.ir.model.access.get_access", [f.model for f in FORMS])
         models = await self._model_rows(token)
         granted = [str(models[m]["id"]) for m, rights in access.items() if rights.get("read") and m in models]
+        granted += await self._approval_grants(token, preferences.get("groups") or [])
         return {
             "userId": str(session.user_id),
             "username": session.login,
@@ -156,6 +177,20 @@ class TrytonClient:
             "sAuthsId": granted,
             "jurisdiction": "all",  # Tryton's record rules scope the rows, in Tryton
         }
+
+    async def _approval_grants(self, token: str, groups: list[int]) -> list[str]:
+        """The approval policy's grants this user's Tryton groups give (``approvers``)."""
+        out = []
+        for group, grant in self.approvers.items():
+            if group not in self._group_ids:
+                module, _, name = group.partition(".")
+                try:
+                    self._group_ids[group] = int(await self._call(token, "model.ir.model.data.get_id", module, name))
+                except ErpRefused:
+                    self._group_ids[group] = None  # not a group of this database's modules
+            if self._group_ids[group] in groups:
+                out.append(grant)
+        return out
 
     # ---- metadata ---------------------------------------------------------------------------------
 
@@ -181,7 +216,7 @@ class TrytonClient:
     async def _fields(self, token: str, model: str, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
         """``fields_get`` as this user sees it (cached per user: field access may differ)."""
         now = time.monotonic()
-        key = (hashlib.sha256(token.encode()).hexdigest(), model)
+        key = (hashlib.sha256(token.encode()).hexdigest(), f"{model}:{','.join(names)}")
         hit = self._specs.get(key)
         if hit is not None and now - hit[0] < self._ttl:
             return hit[1]
@@ -201,6 +236,9 @@ class TrytonClient:
     async def config(self, token: str, form_id: str) -> dict[str, Any]:
         form, row = await self._form(token, form_id)
         specs = await self._fields(token, form.model, form.fields)
+        rights = (await self._access(token)).get(form.model) or {}
+        writable = bool(form.editable) and bool(rights.get("create")) and bool(rights.get("write"))
+        form_ids = {model: str(r["id"]) for model, r in (await self._model_rows(token)).items()}
         named = [(n, specs[n]) for n in form.fields if n in specs and n != "addresses"]
         master = [m for n, spec in named for m in field_meta(n, spec)]
         if "addresses" in form.fields:
@@ -208,11 +246,9 @@ class TrytonClient:
         detail = None
         if form.lines and form.line_model:
             line_specs = await self._fields(token, form.line_model, form.line_fields)
-            detail = {
-                "fields": [m for n in form.line_fields if n in line_specs for m in field_meta(n, line_specs[n])],
-                "minLines": 1,
-                "maxLines": 50,
-            }
+            lines = [m for n in form.line_fields if n in line_specs
+                     for m in field_meta(n, line_specs[n], LINE_COLUMNS.get(n))]  # fmt: skip
+            detail = {"fields": lines, "minLines": 1, "maxLines": 50, "listPriceColumn": "list_price_used"}
         filters = filters_of(named)
         if "addresses" in form.fields:
             filters += [
@@ -220,18 +256,75 @@ class TrytonClient:
                 for f in master
                 if f["column"] in ("city", "street")
             ]
-        return {
+        config: dict[str, Any] = {
             "formId": str(row["id"]),
             "name": str(row.get("string") or form.model),
             "module": row.get("module") or "",
             "view": "",
-            "examinable": False,
-            "writable": False,
+            "table": form.model,  # an approval policy names the form by it (its id is the database's)
+            "examinable": writable and bool(form.steps),
+            "writable": writable,
             "billNoPrefix": None,
             "master": master,
             "detail": detail,
             "filters": filters,
         }
+        if writable:
+            await self._as_writable(token, form, config, form_ids)
+        return config
+
+    async def _as_writable(self, token: str, form: ModelForm, config: dict[str, Any], form_ids: dict[str, str]) -> None:
+        """A writable form's fields as a proposal fills them: what the form may set is not
+        read-only, a reference to another form is a ``ref`` to it, a warehouse one of the user's
+        (the first by default), a sale's date today by default; and how its writes go (port.py)."""
+        editable = {*form.editable, *(f"{n}_id" for n in form.editable)}
+        line_editable = {LINE_COLUMNS.get(n, n) for n in form.line_editable}
+        line_editable |= {f"{n}_id" for n in line_editable}
+        for fields, allowed in (
+            (config["master"], editable),
+            ((config["detail"] or {}).get("fields") or [], line_editable),
+        ):
+            for f in fields:
+                column = str(f["column"])
+                f["readOnly"] = column not in allowed
+                if column.endswith("_id") and f.get("ref") in form_ids and not f["readOnly"]:
+                    f["type"], f["ref"] = "ref", form_ids[str(f["ref"])]
+                if column in ("material_id", "qty"):
+                    f["required"] = True
+                if column == "warehouse_id":
+                    options = await self._warehouse_options(token)
+                    f.update(type="select", options=options, ref=None, default=options[0]["value"] if options else None)
+                if f.get("type") == "date" and column.endswith("_date"):
+                    f["default"] = "today"
+        config.update(
+            executesOnConfirm=True,
+            billNoFilter="number",
+            statusColumn="state",
+            examineSteps={state: {"action": action, "to": to} for state, action, to in form.steps},
+        )
+
+    async def _access(self, token: str) -> dict[str, dict[str, Any]]:
+        """``ir.model.access.get_access`` of the forms' models and their lines', as this user has it."""
+        now = time.monotonic()
+        key = (hashlib.sha256(token.encode()).hexdigest(), "#access")
+        hit = self._specs.get(key)
+        if hit is not None and now - hit[0] < self._ttl:
+            return hit[1]
+        models = sorted({f.model for f in FORMS} | {f.line_model for f in FORMS if f.line_model})
+        access = dict(await self._call(token, "model.ir.model.access.get_access", models))
+        self._specs[key] = (now, access)
+        return access
+
+    async def _warehouse_options(self, token: str) -> list[dict[str, str]]:
+        rows = await self._call(
+            token, "model.stock.location.search_read", [["type", "=", "warehouse"]], 0, None, [["id", "ASC"]],
+            ["rec_name"],
+        )  # fmt: skip
+        return [{"value": str(r["id"]), "label": str(r.get("rec_name") or r["id"])} for r in rows]
+
+    async def _all_fields(self, token: str, model: str) -> dict[str, dict[str, Any]]:
+        """Every field of ``model`` as this user sees it (a write's types and defaults)."""
+        return await self._fields(token, model, ())
 
     async def _address_fields(self, token: str) -> list[dict[str, Any]]:
         specs = await self._fields(token, "party.address", ("city", "street"))
@@ -274,7 +367,7 @@ class TrytonClient:
         extra = {"locations": await self._warehouses(token)} if form.stock else None
         rows = await self._call(
             token, f"model.{form.model}.search_read", [["id", "=", ident], *[list(c) for c in form.domain]], 0, 1,
-            None, fields_to_read(form, specs), extra=extra,
+            None, [*fields_to_read(form, specs), "_timestamp"], extra=extra,
         )  # fmt: skip
         if not rows:  # unknown, or hidden by Tryton's record rules: the same answer
             raise ErpRefused(404, f"no record {record_id[:64]!r}")
@@ -283,29 +376,50 @@ class TrytonClient:
             line_specs = await self._fields(token, form.line_model, form.line_fields)
             names = [n for n in form.line_fields if n in line_specs]
             names += [f"{n}.rec_name" for n in names if line_specs[n].get("type") == "many2one"]
+            names += ["product.code"] if "product" in names else []
             lines = await self._call(
                 token, f"model.{form.line_model}.search_read", [["sale" if form.model == "sale.sale" else "purchase",
                 "=", ident]], 0, None, [["sequence", "ASC"], ["id", "ASC"]], names,
             )  # fmt: skip
-            details = [flatten(line, line_specs) for line in lines]
+            details = [{**flatten(line, line_specs, LINE_COLUMNS), "line_no": n} for n, line in enumerate(lines, 1)]
         return {"master": flatten(rows[0], specs), "details": details}
 
-    # ---- staging: not offered on Tryton yet -------------------------------------------------------
+    # ---- writes: nothing staged in Tryton; the confirm executes the op's own values ---------------
+
+    def link(self, model: str, ident: int) -> str | None:
+        """The record in Tryton's web client (sao), where one is served (``web_url``)."""
+        return f"{self.web_url.rstrip('/')}/#{self.database}/model/{model}/{ident}" if self.web_url else None
+
+    async def _write_form(self, token: str, form_id: str, op_type: str) -> ModelForm:
+        form, _row = await self._form(token, form_id)
+        rights = (await self._access(token)).get(form.model) or {}
+        if not form.editable or not rights.get(RIGHTS.get(op_type, "write")):
+            raise ErpRefused(403, f"your Tryton groups may not {op_type} {form.model} records")
+        return form
 
     async def stage(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
-        raise ToolError(NO_WRITES, code=messages.REFUSED, params={"status": 501, "reason": NO_WRITES})
+        """A proposal: the user's rights checked now, nothing written to Tryton (tether holds the op)."""
+        await self._write_form(token, str(body.get("targetFormId")), str(body.get("opType")))
+        return {"status": "draft", "sId": body.get("sId")}
 
-    async def staged(self, token: str, op_id: str) -> dict[str, Any]:
-        raise ErpRefused(404, "no staged op on Tryton")
+    async def staged(self, token: str, op: Op) -> dict[str, Any]:
+        """Whether ``op`` ran (its mark on a record); the fingerprint is tether's to hold: there is
+        no staged row in Tryton to compare."""
+        form, _row = await self._form(token, op.form_id)
+        found = await self._writes.marked(token, op, form) if op.op_type != "delete" else None
+        return {"status": "executed" if found else "draft", "resultBillId": str(found["id"]) if found else None}
 
-    async def exec_staging(self, token: str, op_id: str, mode: str, fingerprint: str) -> dict[str, Any]:
-        raise ErpRefused(404, "no staged op on Tryton")
+    async def exec_staging(self, token: str, op: Op, mode: str) -> dict[str, Any]:
+        if mode != "execute":
+            raise ErpRefused(409, "Tryton executes an op on the confirm; there is no form to save it in")
+        form = await self._write_form(token, op.form_id, op.op_type)
+        return await self._writes.execute(token, op, form)
 
     async def revise_staging(self, token: str, op_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        raise ErpRefused(404, "no staged op on Tryton")
+        return {"ok": True}  # the edited values are tether's op; the rights are Tryton's at the confirm
 
-    async def cancel_staging(self, token: str, op_id: str) -> dict[str, Any]:
-        raise ErpRefused(404, "no staged op on Tryton")
+    async def cancel_staging(self, token: str, op: Op) -> dict[str, Any]:
+        return {"status": "cancelled"}
 
 
 def header(token: str) -> str:

@@ -35,6 +35,18 @@ class ModelForm:
     line_model: str | None = None
     line_fields: tuple[str, ...] = ()
     stock: bool = False  # quantities on hand over every warehouse (Tryton's ``locations`` context)
+    editable: tuple[str, ...] = ()  # the fields a proposal may set (the form is writable with the rights)
+    line_editable: tuple[str, ...] = ()
+    steps: tuple[tuple[str, str, str], ...] = ()  # examine: (state, Tryton's button, the state it leads to)
+    progress: tuple[str, ...] = ()  # the states in the order a record goes through them
+
+    def reached(self, state: Any, wanted: str) -> bool:
+        """Whether a record in ``state`` is at ``wanted`` or past it (a confirmed sale Tryton
+        already processes is confirmed)."""
+        if state == wanted:
+            return True
+        order = self.progress
+        return state in order and wanted in order and order.index(state) > order.index(wanted)
 
     @property
     def key(self) -> str:
@@ -51,10 +63,24 @@ FORMS = (
     ),
     ModelForm(
         "sale.sale",
-        ("number", "party", "sale_date", "state", "untaxed_amount", "total_amount", "reference", "description"),
+        (
+            "number",
+            "party",
+            "sale_date",
+            "state",
+            "untaxed_amount",
+            "total_amount",
+            "reference",
+            "description",
+            "warehouse",
+        ),
         lines="lines",
         line_model="sale.line",
         line_fields=("product", "quantity", "unit", "unit_price", "amount"),
+        editable=("party", "sale_date", "warehouse", "reference", "description"),
+        line_editable=("product", "quantity", "unit_price"),
+        steps=(("draft", "quote", "quotation"), ("quotation", "confirm", "confirmed")),
+        progress=("draft", "quotation", "confirmed", "processing", "done"),
     ),
     ModelForm(
         "purchase.purchase",
@@ -70,6 +96,8 @@ FORMS = (
     ),
 )
 BY_MODEL = {f.model: f for f in FORMS}
+# a bill line's roles by the port's column names (port.py): Tryton's product is the line's item
+LINE_COLUMNS = {"product": "material", "quantity": "qty"}
 
 
 def _options(spec: dict[str, Any]) -> list[dict[str, str]] | None:
@@ -79,10 +107,12 @@ def _options(spec: dict[str, Any]) -> list[dict[str, str]] | None:
     return [{"value": str(v), "label": str(label)} for v, label in selection if v not in (None, "")]
 
 
-def field_meta(name: str, spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """A Tryton field as the form's fields (a many2one: its id and its name)."""
+def field_meta(name: str, spec: dict[str, Any], column: str | None = None) -> list[dict[str, Any]]:
+    """A Tryton field as the form's fields (a many2one: its id and its name), ``column`` the
+    name the form gives it (default Tryton's)."""
     kind = str(spec.get("type"))
     label = str(spec.get("string") or name)
+    name = column or name
     base = {
         "column": name,
         "label": label,
@@ -182,19 +212,29 @@ def read_fields(form: ModelForm, specs: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def flatten(row: dict[str, Any], specs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A Tryton row as the form's columns: many2one as id and name, dates as ISO text, Decimals
-    as numbers, a party's addresses as its first city and street."""
+def flatten(
+    row: dict[str, Any], specs: dict[str, dict[str, Any]], columns: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A Tryton row as the form's columns (``columns``: Tryton's name → the form's): many2one as
+    id, name (and code, where read), dates as ISO text, Decimals as numbers; ``_timestamp`` as the
+    record's ``version``."""
     out: dict[str, Any] = {"id": row.get("id")}
     for name, value in row.items():
         if name.endswith(".") or name == "id":
             continue
+        if name == "_timestamp":
+            out["version"] = value
+            continue
         spec = specs.get(name) or {}
+        column = (columns or {}).get(name, name)
         if spec.get("type") == "many2one":
-            out[f"{name}_id"] = value
-            out[f"{name}_name"] = (row.get(f"{name}.") or {}).get("rec_name")
+            related = row.get(f"{name}.") or {}
+            out[f"{column}_id"] = value
+            out[f"{column}_name"] = related.get("rec_name")
+            if "code" in related:
+                out[f"{column}_code"] = related.get("code")
         else:
-            out[name] = plain(value)
+            out[column] = plain(value)
     return out
 
 

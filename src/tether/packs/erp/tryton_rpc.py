@@ -48,6 +48,11 @@ class RpcUserError(RpcError):
         self.access = access  # Tryton's access rights (groups, ir.model.access, record rules) refused it
 
 
+class RpcConcurrent(RpcError):
+    """Tryton's ``ConcurrencyException``: the record changed since the ``_timestamp`` the call was
+    bound to (the version a proposal was made against); nothing was written."""
+
+
 @dataclass(frozen=True)
 class TrytonSession:
     login: str
@@ -129,6 +134,8 @@ class TrytonRpc:
 def _user_error(error: Any) -> RpcError:
     """``["UserError", [message, description, domain]]`` (and its kin); a server-side exception is
     ``[text, traceback]``: its traceback is Tryton's, not the caller's, and is dropped."""
+    if isinstance(error, list) and error and str(error[0]).startswith("ConcurrencyException"):
+        return RpcConcurrent("the record was changed in Tryton since it was read")
     if isinstance(error, list) and len(error) == 2 and isinstance(error[1], list) and error[1]:
         kind, (message, *rest) = error[0], error[1]
         description = str(rest[0]) if rest and rest[0] else ""
