@@ -25,6 +25,14 @@ TERM_SYNONYMS: dict[str, str] = {
     "contact": "联系人",
     "到期": "到期日",
     "due": "到期日",
+    "address": "地址",
+    # a price is the unit price, a cost price the cost (参考成本 → 成本)
+    "价格": "单价",
+    "价钱": "单价",
+    "售价": "单价",
+    "price": "单价",
+    "成本价": "成本",
+    "cost": "成本",
 }
 # business words that name a form by what it records (销售额 is the amount of sales orders; 下单
 # is placing one): word -> the form names or aliases they stand for; a word whose forms the user
@@ -45,7 +53,12 @@ FORM_WORDS: dict[str, tuple[str, ...]] = {
 # endings a label drops when a clerk names it: 逾期天数 → 逾期, 客户名称 → 客户
 # nouns a label ends with that a clerk says alone: 未收余额 → 余额
 LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日")
-LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别")  # a bracketed unit goes first: schema.without_unit
+LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别")
+LABEL_PREFIXES = (
+    "最近",
+    "最新",
+    "最后",
+)  # 最近出库 is said 最后一次出库: the latest phrase is read apart  # a bracketed unit goes first: schema.without_unit
 
 COUNT = re.compile(  # 哪几家 asks which, not how many
     r"总数|(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|(?<!phone )(?<!□ )number of|count",
@@ -65,8 +78,10 @@ GROUP = re.compile(
     re.I,
 )
 WHICH = re.compile(r"哪(?:个|家|位|一|种)(?P<w>\w{1,6})|谁的|which (?P<e>\w+)", re.I)
-BEST_OF = re.compile(r"最(?:大|多|高|小|少|低|久|长|短)的(?P<w>\w{1,6})")
-ASKS_VALUE = re.compile(r"是多少|是什么|是谁|是几|多少|几|哪个|哪天|什么|what|which|how much", re.I)
+BEST_OF = re.compile(r"最(?:大|多|高|小|少|低|久|长|短|贵|便宜)的(?P<w>\w{1,6})")
+ASKS_VALUE = re.compile(
+    r"是多少|是什么|是谁|是几|多少|几|哪个|哪位|哪天|哪里|哪儿|什么|啥|what|which|who|where|when|how much", re.I
+)
 # what is left of a quantity (深沟球轴承还剩多少): the sum of the form's quantity
 REMAIN = re.compile(
     r"还剩|剩下|剩余|还有(?:多少|几)|(?<!安全)库存(?:数量|量)?(?:是|还有|有)?(?:多少|几)|(?:有|剩)(?:多少|几\S?)库存"
@@ -81,6 +96,12 @@ LATEST = re.compile(
     r"|latest|most recent|newest|last (?:one|record)",
     re.I,
 )
+# a price asked (多少钱一台, 最贵的物料, price): the form's unit price where it holds no amount
+PRICE = re.compile(r"单价|价格|价钱|售价|多少钱\s*(?:一|1|每)|每\S{0,2}多少钱|贵|便宜|price|expensive|cheap", re.I)
+# a list asked (哪些物料的单价超过1000元): many records, not the value of one
+MANY = re.compile(r"哪些|哪几|有哪|都有|\bwhich\b|\blist\b", re.I)
+# the price of one unit of one record (伺服电机多少钱一台): that record's unit price, never a sum
+PER_UNIT = re.compile(r"多少钱\s*(?:一|1|每)|每\S{0,2}多少钱|单价|价格|价钱|售价|price", re.I)
 # what is still owed (欠供应商的钱, 未收): the balance, not the bill's total
 OWED = re.compile(r"欠|未付|未收|还没付|还没收|余额|outstanding|owed?|unpaid", re.I)
 # an amount of money, also a business word's amount (采购额, 开票额, 成交额: the money of it)
@@ -188,6 +209,10 @@ FILLER = tuple(
             "共计",
             "平均",
             "最大",
+            "最贵",
+            "最便宜",
+            "amount",
+            "money",
             "最高",
             "最多",
             "最小",

@@ -34,10 +34,12 @@ from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blan
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
 BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
 MAX_CANDIDATES = 8
+_CONTRACTION = re.compile(r"(?<=[A-Za-z])['’]s\b")
 
 
 def _normal(question: str) -> str:
     text = question.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    text = _CONTRACTION.sub(" is", text)  # what's the price → what is the price
     return phrases.arabic(_PUNCT.sub(" ", text))
 
 
@@ -105,15 +107,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     forms = catalog.forms
     if not forms:
         return Refusal(_no_forms(english))
-    taken: list[tuple[int, int]] = []
-    period = phrases.period_of(text, today)
-    if period:
-        taken.append(period.span)
-    comps = [c for c in phrases.comparisons(text) if free(c.span, taken)]
-    taken += [c.span for c in comps]
-    top = phrases.top_n(text)
-    if top and free(top[1], taken):
-        taken.append(top[1])
+    period, comps, top, taken = _spoken(text, today)
     bill_no, bill_form = None, None
     if m := BILL.search(text):
         bill_no = (m[1] + m[2]).upper()
@@ -152,6 +146,25 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
         return _which_amount(reading, forms, text, english)
     return reading
+
+
+def _spoken(
+    text: str, today: date
+) -> tuple[phrases.Period | None, list[phrases.Comparison], tuple[int, tuple[int, int]] | None, list[tuple[int, int]]]:
+    """The period, the comparisons, the top-N and the latest phrase (最近那张, 最后一次: the
+    shape's own words, never a record's), and the spans they take."""
+    taken: list[tuple[int, int]] = []
+    period = phrases.period_of(text, today)
+    if period:
+        taken.append(period.span)
+    comps = [c for c in phrases.comparisons(text) if free(c.span, taken)]
+    taken += [c.span for c in comps]
+    top = phrases.top_n(text)
+    if top and free(top[1], taken):
+        taken.append(top[1])
+    if (latest := lexicon.LATEST.search(text)) and free(latest.span(), taken):
+        taken.append(latest.span())
+    return period, comps, top, taken
 
 
 def _stocked(form: FormMeta, forms: list[FormMeta], mentions: list[list[Mention]], text: str) -> FormMeta:

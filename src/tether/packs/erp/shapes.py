@@ -3,6 +3,8 @@ top-N — from the words around the metadata's (一共, 平均, 按客户汇总,
 
 from __future__ import annotations
 
+import re
+
 from tether.pack import phrases
 from tether.packs.erp import lexicon
 from tether.packs.erp.metadata import KEY_COLUMNS, FieldMeta, FormMeta
@@ -18,7 +20,13 @@ def money_field(form: FormMeta, text: str = "") -> FieldMeta | None:
         hit = next((f for f in numeric if word in f.label and "不含税" not in f.label), None)
         if hit:
             return hit
-    return None
+    return price_field(form) if lexicon.PRICE.search(text) else None
+
+
+def price_field(form: FormMeta) -> FieldMeta | None:
+    """The form's unit price (单价), else a number whose label says 价: what one unit costs."""
+    numeric = [f for f in form.fields if f.numeric]
+    return next((f for f in numeric if "单价" in f.label), None) or next((f for f in numeric if "价" in f.label), None)
 
 
 def quantity_field(form: FormMeta) -> FieldMeta | None:
@@ -45,6 +53,8 @@ def _latest(reading: Reading, text: str, terms: list[Term], top: int | None) -> 
         t.target for t in terms if t.form_id == form.form_id and t.kind == "label" and isinstance(t.target, FieldMeta)
     ]
     money = money_field(form, text) if lexicon.MONEY.search(text) or lexicon.HOW_MUCH.search(text) else None
+    # 最后一次出库什么时候: the newest by the date asked (最近出库), not by another date of the row
+    when = next((f for f in asked if f.type == "date"), when)
     reading.shape, reading.top, reading.measure, reading.latest = "top", 1, when, True
     reading.asked = list(dict.fromkeys([*asked, *([money] if money else [])]))
     return True
@@ -68,6 +78,7 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     grouped = group_column(form, group_word(text))
     if top:
         reading.shape, reading.top = "top", top
+        reading.ascending = bool(lexicon.MIN.search(residual)) and not lexicon.MAX.search(residual)
         reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
         reading.group = grouped
         return
@@ -76,6 +87,10 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
         return
     named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
+    price = price_field(form) if lexicon.PER_UNIT.search(text) and money_field(form) is None else None
+    if price is not None and reading.filters and not lexicon.SUM.search(residual) and not lexicon.MANY.search(text):
+        reading.shape, reading.asked = "field", [price]  # 伺服电机多少钱一台: its unit price, never a sum
+        return
     quantity = next((f for f in numeric if "量" in f.label), None) or quantity_field(form)
     if quantity is not None and lexicon.REMAIN.search(text) and not lexicon.KINDS.search(text):
         # 还剩几个 / 库存多少: the sum of the quantity, with the rows it adds up beside it
@@ -102,7 +117,7 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         for t in own_labels
         if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading) and t.span not in named
     ]
-    if asked and lexicon.ASKS_VALUE.search(residual) and reading.filters:
+    if asked and reading.filters and (lexicon.ASKS_VALUE.search(residual) or _bare(residual)):
         reading.shape, reading.asked = "field", list(dict.fromkeys(asked))
         return
     if numeric and lexicon.SUM.search(residual):
@@ -111,6 +126,13 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     money = money_field(form, text) if lexicon.MONEY.search(text) else None
     if money is not None:  # 报价单和金额: a list of amounts carries their total
         reading.measure, reading.beside = money, True
+
+
+def _bare(residual: str) -> bool:
+    """天津北辰电话 / M0010单位 / address of 沈阳联众: a record and a field, nothing else — the field
+    of that record is asked, as a noun phrase without a question word."""
+    left = re.sub(r"[□的\s]", "", residual)
+    return not left or (left.isascii() and not lexicon.FILLER_RE.sub("", residual).strip("□ "))
 
 
 def _stock_measure(form: FormMeta, text: str) -> FieldMeta | None:
