@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.packs.erp.test_erp_reader import ADMIN, FINANCE, SALES, WAREHOUSE, reading
+from tests.packs.erp.test_erp_reader import ADMIN, FINANCE, SALES, TODAY, WAREHOUSE, reading
 from tether.core.skills import SkillRegistry, load_skills, select_by_rules
 from tether.packs.erp.metadata import Catalog
 from tether.packs.erp.pack import SKILLS
+from tether.packs.erp.reader import read
+from tether.packs.erp.readings import Ask, Refusal
 
 
 def _asked(question: str, cat: Catalog) -> list[str]:
@@ -93,3 +95,77 @@ def test_a_question_without_the_old_keywords_reaches_the_reader(question: str) -
     skills, issues = load_skills([SKILLS])
     assert not issues
     assert "erp-questions" in select_by_rules(SkillRegistry(skills), question, "erp").skill_ids
+
+
+@pytest.mark.parametrize(
+    "question", ["客户还欠多少钱", "哪家客户欠我们最多", "how much do customers owe", "客户一共还欠多少钱"]
+)
+def test_what_is_owed_is_read_from_the_form_that_holds_a_balance(question: str) -> None:
+    r = reading(question, FINANCE)  # 销售发票, 收款单 and 应收账龄 all name 客户; only 应收账龄 holds what is owed
+    assert r.form.form_id == "5001" and r.measure is not None and r.measure.column == "balance"
+
+
+@pytest.mark.parametrize(
+    ("question", "form_id"),
+    [("哪些供应商还没付清", "5002"), ("suppliers we owe the most", "5002"), ("customers overdue", "5001")],
+)
+def test_money_words_and_english_labels_are_read(question: str, form_id: str) -> None:
+    assert reading(question, FINANCE).form.form_id == form_id
+
+
+def test_a_bill_number_label_is_said_without_its_number_word() -> None:
+    r = reading("应付里逾期最久的采购单", FINANCE)
+    assert r.form.form_id == "5002"
+
+
+def test_a_spec_label_is_said_without_its_model_word() -> None:
+    assert _asked("M0006的规格", WAREHOUSE) == ["spec"]
+
+
+def test_the_latest_of_a_form_with_only_a_due_date_is_not_guessed() -> None:
+    outcome = read("最新的一笔应付是哪家供应商", FINANCE, TODAY)
+    assert isinstance(outcome, Refusal) and "单据日期" in outcome.text
+
+
+@pytest.mark.parametrize(
+    ("question", "cat", "form_id", "shape"),
+    [
+        ("圆锥滚子轴承有哪些型号", WAREHOUSE, "1003", "list"),
+        ("深沟球轴承都有哪几种", WAREHOUSE, "1003", "list"),
+        ("深沟球轴承合计还有多少", WAREHOUSE, "4001", "aggregate"),
+    ],
+)
+def test_a_name_several_records_share_asked_as_a_list_or_a_total_takes_them_all(
+    question: str, cat: Catalog, form_id: str, shape: str
+) -> None:
+    r = reading(question, cat)
+    assert r.form.form_id == form_id and r.shape == shape
+    assert "深沟球轴承" in r.filters.values() or "圆锥滚子轴承" in r.filters.values()
+
+
+def test_a_name_several_records_share_asked_as_one_is_still_a_question() -> None:
+    assert isinstance(read("深沟球轴承的单价", WAREHOUSE, TODAY), Ask)
+
+
+@pytest.mark.parametrize(
+    ("question", "form_id", "shape"),
+    [
+        ("应付还有多少没付", "5002", "aggregate"),
+        ("还没付清的应付有几笔", "5002", "count"),
+        ("哪些发票还没收回来", "5001", "list"),
+        ("unpaid receivables", "5001", "list"),
+    ],
+)
+def test_unpaid_is_a_balance_above_zero(question: str, form_id: str, shape: str) -> None:
+    r = reading(question, FINANCE)
+    assert r.form.form_id == form_id and r.shape == shape and r.where == [("balance", ">", 0)]
+
+
+def test_unpaid_on_a_form_without_a_balance_is_named_back() -> None:
+    outcome = read("没付的采购订单", ADMIN, TODAY)
+    assert isinstance(outcome, Refusal) and "没付" in outcome.text
+
+
+def test_a_list_asked_with_its_total_is_the_list_and_the_total_beside() -> None:
+    r = reading("列出还没付清的应付和合计", FINANCE)
+    assert r.form.form_id == "5002" and r.shape == "list" and r.beside and r.measure is not None

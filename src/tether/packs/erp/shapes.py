@@ -35,10 +35,11 @@ def quantity_field(form: FormMeta) -> FieldMeta | None:
 
 
 def date_field(form: FormMeta) -> FieldMeta | None:
-    """The date a record is ordered by: its bill date filter's column, else its first date field."""
+    """The date a record is ordered by: its bill date filter's column, else its first date field —
+    never a due date (the newest payable is not the one due last)."""
+    dated = [f for f in form.fields if f.type == "date" and "到期" not in f.label]
     column = next((f.column for f in form.filters if f.type == "date"), None)
-    named = form.field(column) if column else None
-    return named or next((f for f in form.fields if f.type == "date"), None)
+    return next((f for f in dated if f.column == column), None) or next(iter(dated), None)
 
 
 def _latest(reading: Reading, text: str, terms: list[Term], top: int | None) -> bool:
@@ -87,9 +88,7 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
         return
     named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
-    price = price_field(form) if lexicon.PER_UNIT.search(text) and money_field(form) is None else None
-    if price is not None and reading.filters and not lexicon.SUM.search(residual) and not lexicon.MANY.search(text):
-        reading.shape, reading.asked = "field", [price]  # 伺服电机多少钱一台: its unit price, never a sum
+    if _unit_price(reading, text, residual):
         return
     quantity = next((f for f in numeric if "量" in f.label), None) or quantity_field(form)
     if quantity is not None and lexicon.REMAIN.search(text) and not lexicon.KINDS.search(text):
@@ -106,12 +105,8 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     if lexicon.REMAIN.search(text) and quantity is not None:
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", quantity
         return
-    for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
-        said = pattern.search(residual) or (agg == "sum" and lexicon.HOW_MUCH.search(text))
-        if said and (numeric or lexicon.MONEY.search(text) or lexicon.OWED.search(text)):
-            reading.shape, reading.agg = "aggregate", agg
-            reading.measure = numeric[0] if numeric else money_field(form, text)
-            return
+    if _aggregate(reading, text, residual, numeric):
+        return
     asked = [  # 供应商 names the form, not its code and name fields
         t.target
         for t in own_labels
@@ -126,6 +121,30 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     money = money_field(form, text) if lexicon.MONEY.search(text) else None
     if money is not None:  # 报价单和金额: a list of amounts carries their total
         reading.measure, reading.beside = money, True
+
+
+def _aggregate(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> bool:
+    """平均 / 最高 / 最低 / 一共 (or 多少钱) of the named number or the form's amount."""
+    for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
+        said = pattern.search(residual) or (agg == "sum" and lexicon.HOW_MUCH.search(text))
+        if said and (numeric or lexicon.MONEY.search(text) or lexicon.OWED.search(text)):
+            reading.measure = numeric[0] if numeric else money_field(reading.form, text)
+            if agg == "sum" and lexicon.LISTED.search(text):
+                reading.beside = True  # 列出…和合计: the list, its total beside it — never the total alone
+                return True
+            reading.shape, reading.agg = "aggregate", agg
+            return True
+    return False
+
+
+def _unit_price(reading: Reading, text: str, residual: str) -> bool:
+    """伺服电机多少钱一台: the record's unit price, never a sum (on a form that holds no amount)."""
+    form = reading.form
+    price = price_field(form) if lexicon.PER_UNIT.search(text) and money_field(form) is None else None
+    if price is None or not reading.filters or lexicon.SUM.search(residual) or lexicon.MANY.search(text):
+        return False
+    reading.shape, reading.asked = "field", [price]
+    return True
 
 
 def _bare(residual: str) -> bool:
