@@ -168,4 +168,5 @@ def test_unpaid_on_a_form_without_a_balance_is_named_back() -> None:
 
 def test_a_list_asked_with_its_total_is_the_list_and_the_total_beside() -> None:
     r = reading("列出还没付清的应付和合计", FINANCE)
-    assert r.form.form_id == "5002" and r.shape == "list" and r.beside and r.measure is not None
+    assert r.form.form_id == "5002" and r.shape == "aggregate" and r.agg == "sum" and r.beside
+    assert r.measure is not None and r.measure.column == "balance"

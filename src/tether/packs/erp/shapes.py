@@ -129,10 +129,9 @@ def _aggregate(reading: Reading, text: str, residual: str, numeric: list[FieldMe
         said = pattern.search(residual) or (agg == "sum" and lexicon.HOW_MUCH.search(text))
         if said and (numeric or lexicon.MONEY.search(text) or lexicon.OWED.search(text)):
             reading.measure = numeric[0] if numeric else money_field(reading.form, text)
-            if agg == "sum" and lexicon.LISTED.search(text):
-                reading.beside = True  # 列出…和合计: the list, its total beside it — never the total alone
-                return True
             reading.shape, reading.agg = "aggregate", agg
+            # 列出…和合计: the total with the rows it adds up beside it — never the total alone
+            reading.beside = agg == "sum" and bool(lexicon.LISTED.search(text))
             return True
     return False
 
