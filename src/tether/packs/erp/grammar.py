@@ -56,7 +56,7 @@ HARMLESS = _words(
     "务必 一定 必须 顺便 麻烦 现在 目前 当前 如今 眼下 此刻 里 中 内 里面 里头 当中 之中 上 一下 一些 一点 "
     "一点儿 有点 呀 啊 哦 哈 嗯 呃 您 咱 咱们"
 )
-MEASURE = "个张条家笔单位种份名项次批台桶米吨根盒只件套块元下些点"
+MEASURE = "个张条家笔单位种份名项次批台桶米吨根盒只件套块元下些点号"  # 几号: which day
 # measure words and numerals that ask, not count: 几台, 多少块, 一下 (a number stays content)
 _MEASURE = re.compile(rf"(?:几|多少)?[{MEASURE}]?|一下|一些|一点儿?")
 _PUNCT = re.compile(r"[\W_]+")

@@ -25,6 +25,17 @@ TERM_SYNONYMS: dict[str, str] = {
     "contact": "联系人",
     "到期": "到期日",
     "due": "到期日",
+    "address": "地址",
+    "customer": "客户",
+    "supplier": "供应商",
+    "vendor": "供应商",
+    # a price is the unit price, a cost price the cost (参考成本 → 成本)
+    "价格": "单价",
+    "价钱": "单价",
+    "售价": "单价",
+    "price": "单价",
+    "成本价": "成本",
+    "cost": "成本",
 }
 # business words that name a form by what it records (销售额 is the amount of sales orders; 下单
 # is placing one): word -> the form names or aliases they stand for; a word whose forms the user
@@ -44,8 +55,13 @@ FORM_WORDS: dict[str, tuple[str, ...]] = {
 }
 # endings a label drops when a clerk names it: 逾期天数 → 逾期, 客户名称 → 客户
 # nouns a label ends with that a clerk says alone: 未收余额 → 余额
-LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日")
-LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别")  # a bracketed unit goes first: schema.without_unit
+LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日", "型号")
+LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "号", "型号")  # 采购单号 → 采购单, 规格型号 → 规格
+LABEL_PREFIXES = (
+    "最近",
+    "最新",
+    "最后",
+)  # 最近出库 is said 最后一次出库: the latest phrase is read apart  # a bracketed unit goes first: schema.without_unit
 
 COUNT = re.compile(  # 哪几家 asks which, not how many
     r"总数|(?<!哪)(?:多少|几)\s*(?:个|张|条|家|笔|单|位|种|份|名|项|次|批)|共几|数量|how many|(?<!phone )(?<!□ )number of|count",
@@ -55,7 +71,7 @@ SUM = re.compile(  # 总 right before a field the metadata explained: 总金额,
     r"一共|总共|合计|总计|总额|总金额|总(?=□)|累计|加起来|总和|共计|in total|total|sum", re.I
 )
 HOW_MUCH = re.compile(
-    r"多少(?:钱|款)|(?:欠|回款|收款|付款|开票)[^，。 ]{0,20}?多少|how much"
+    r"多少(?:钱|款)|(?:欠|回款|收款|付款|开票)[^，。 ]{0,20}?多少|多少\s*(?:没|未)(?:有)?(?:收|付)|how much"
 )  # 收了多少款: a sum of money, asked without 一共
 AVG = re.compile(r"平均|均值|average|mean", re.I)
 MAX = re.compile(r"最大|最高|最多|最贵|最久|最长|highest|largest|max(?:imum)?|biggest", re.I)
@@ -65,8 +81,10 @@ GROUP = re.compile(
     re.I,
 )
 WHICH = re.compile(r"哪(?:个|家|位|一|种)(?P<w>\w{1,6})|谁的|which (?P<e>\w+)", re.I)
-BEST_OF = re.compile(r"最(?:大|多|高|小|少|低|久|长|短)的(?P<w>\w{1,6})")
-ASKS_VALUE = re.compile(r"是多少|是什么|是谁|是几|多少|几|哪个|哪天|什么|what|which|how much", re.I)
+BEST_OF = re.compile(r"最(?:大|多|高|小|少|低|久|长|短|贵|便宜)的(?P<w>\w{1,6})")
+ASKS_VALUE = re.compile(
+    r"是多少|是什么|是谁|是几|多少|几|哪个|哪位|哪天|哪里|哪儿|什么|啥|what|which|who|where|when|how much", re.I
+)
 # what is left of a quantity (深沟球轴承还剩多少): the sum of the form's quantity
 REMAIN = re.compile(
     r"还剩|剩下|剩余|还有(?:多少|几)|(?<!安全)库存(?:数量|量)?(?:是|还有|有)?(?:多少|几)|(?:有|剩)(?:多少|几\S?)库存"
@@ -81,8 +99,20 @@ LATEST = re.compile(
     r"|latest|most recent|newest|last (?:one|record)",
     re.I,
 )
+# a price asked (多少钱一台, 最贵的物料, price): the form's unit price where it holds no amount
+PRICE = re.compile(r"单价|价格|价钱|售价|多少钱\s*(?:一|1|每)|每\S{0,2}多少钱|贵|便宜|price|expensive|cheap", re.I)
+# a list asked with its total (列出恒达未收的应收和合计): the rows, and their sum beside them
+LISTED = re.compile(r"列出|列一下|列个|清单|明细|哪些|\blist\b", re.I)
+# a list asked (哪些物料的单价超过1000元): many records, not the value of one
+MANY = re.compile(r"哪些|哪几|有哪|都有|\bwhich\b|\blist\b", re.I)
+# the price of one unit of one record (伺服电机多少钱一台): that record's unit price, never a sum
+PER_UNIT = re.compile(r"多少钱\s*(?:一|1|每)|每\S{0,2}多少钱|单价|价格|价钱|售价|price", re.I)
 # what is still owed (欠供应商的钱, 未收): the balance, not the bill's total
-OWED = re.compile(r"欠|未付|未收|还没付|还没收|余额|outstanding|owed?|unpaid", re.I)
+OWED = re.compile(r"欠|未付|未收|没(?:有)?付|没(?:有)?收|余额|outstanding|owed?|unpaid", re.I)
+# not (yet) paid (没收完款, 还没付, 未收, unpaid): a balance above zero, on a form that holds one
+UNPAID = re.compile(
+    r"(?:还)?(?:没|未)(?:有)?(?:收|付|结)(?:完|清|齐|回来|回|到)?(?:款|钱)?|\bunpaid\b|\boutstanding\b|\bopen\b", re.I
+)
 # an amount of money, also a business word's amount (采购额, 开票额, 成交额: the money of it)
 MONEY = re.compile(
     r"钱|款|金额|多少元|营收|(?:销售|采购|进货|订货|开票|成交|交易|报价|发货|收款|付款)额|回款|收入|money|amount|revenue",
@@ -104,6 +134,11 @@ FILLER = tuple(
             "最新",
             "近期",
             "钱",
+            # what is owed (欠得最多, owe): the shape reads it (OWED); 款 alone stays a word to place
+            "欠",
+            "owe",
+            "owes",
+            "owed",
             "请",
             "帮我",
             "帮忙",
@@ -188,6 +223,10 @@ FILLER = tuple(
             "共计",
             "平均",
             "最大",
+            "最贵",
+            "最便宜",
+            "amount",
+            "money",
             "最高",
             "最多",
             "最小",

@@ -114,7 +114,7 @@ def find_mentions(
         for rest, offset in chunks(chunk, inner):
             for piece in lexicon.FILLER_RE.split(rest):
                 piece = piece.strip()
-                if not piece or piece == "1" or piece in lexicon.IGNORED:
+                if not piece or piece in ("1", "一") or piece in lexicon.IGNORED:
                     continue  # 一笔, 一张: "one" of a measure word
                 _piece(piece, at + offset + rest.find(piece), values, groups, unknown, segment)
     return groups, unknown

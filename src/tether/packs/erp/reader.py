@@ -34,10 +34,12 @@ from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blan
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
 BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
 MAX_CANDIDATES = 8
+_CONTRACTION = re.compile(r"(?<=[A-Za-z])['’]s\b")
 
 
 def _normal(question: str) -> str:
     text = question.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    text = _CONTRACTION.sub(" is", text)  # what's the price → what is the price
     return phrases.arabic(_PUNCT.sub(" ", text))
 
 
@@ -105,15 +107,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     forms = catalog.forms
     if not forms:
         return Refusal(_no_forms(english))
-    taken: list[tuple[int, int]] = []
-    period = phrases.period_of(text, today)
-    if period:
-        taken.append(period.span)
-    comps = [c for c in phrases.comparisons(text) if free(c.span, taken)]
-    taken += [c.span for c in comps]
-    top = phrases.top_n(text)
-    if top and free(top[1], taken):
-        taken.append(top[1])
+    period, comps, top, taken = _spoken(text, today)
     bill_no, bill_form = None, None
     if m := BILL.search(text):
         bill_no = (m[1] + m[2]).upper()
@@ -134,6 +128,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         chosen = [named]
     if not chosen:
         return _not_granted(text, catalog, english) or Refusal(_unknown_words([], forms, english))
+    chosen = _owing(chosen, forms, text, terms)
     if len(chosen) > 1:
         names = [f.name for f in forms if f.form_id in chosen]
         ask = "Which form do you mean?" if english else "您问的是哪张表单？"
@@ -149,9 +144,57 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         return problem
     residual = blank(text, [t.span for t in terms] + [m.span for g in mentions for m in g])
     shape(reading, text, residual, terms, top[0] if top else None)
+    if lexicon.LATEST.search(text) and not reading.latest and (top is None or top[0] == 1):
+        return Refusal(_no_bill_date(form, english))
     if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
         return _which_amount(reading, forms, text, english)
     return reading
+
+
+def _spoken(
+    text: str, today: date
+) -> tuple[phrases.Period | None, list[phrases.Comparison], tuple[int, tuple[int, int]] | None, list[tuple[int, int]]]:
+    """The period, the comparisons, the top-N and the latest phrase (最近那张, 最后一次: the
+    shape's own words, never a record's), and the spans they take."""
+    taken: list[tuple[int, int]] = []
+    period = phrases.period_of(text, today)
+    if period:
+        taken.append(period.span)
+    comps = [c for c in phrases.comparisons(text) if free(c.span, taken)]
+    taken += [c.span for c in comps]
+    top = phrases.top_n(text)
+    if top and free(top[1], taken):
+        taken.append(top[1])
+    if (latest := lexicon.LATEST.search(text)) and free(latest.span(), taken):
+        taken.append(latest.span())
+    if (unpaid := lexicon.UNPAID.search(text)) and free(unpaid.span(), taken):
+        taken.append(unpaid.span())  # read on the chosen form (_apply_unpaid), or named back there
+    return period, comps, top, taken
+
+
+def _owing(chosen: list[str], forms: list[FormMeta], text: str, terms: list[Term]) -> list[str]:
+    """常州力拓欠我们多少 fits 销售发票, 收款单 and 应收账龄 alike by 客户: what is owed is read from
+    the one form that holds a balance (未收余额), not asked about; 哪些发票没收款 names 销售发票, which
+    holds no balance, and 应收账龄 (by its 发票号), which does: the unpaid ones are that form's."""
+    if not chosen or not lexicon.OWED.search(text):
+        return chosen
+
+    def owes(f: FormMeta) -> bool:
+        return (m := money_field(f, text)) is not None and "余额" in m.label
+
+    pool = chosen if len(chosen) > 1 else [] if owes(_by_id(forms, chosen[0])) else [t.form_id for t in terms]
+    owing = [f.form_id for f in forms if f.form_id in pool and owes(f)]
+    return owing if len(owing) == 1 else chosen
+
+
+def _by_id(forms: list[FormMeta], form_id: str) -> FormMeta:
+    return next(f for f in forms if f.form_id == form_id)
+
+
+def _no_bill_date(form: FormMeta, english: bool) -> str:
+    if english:
+        return f"{form.name} has no bill date to tell its latest record by; I can't answer that offline."
+    return f"{form.name}没有单据日期，分不出最近的一条，离线规划器无法这样回答。"
 
 
 def _stocked(form: FormMeta, forms: list[FormMeta], mentions: list[list[Mention]], text: str) -> FormMeta:
@@ -223,8 +266,9 @@ def _apply(
             return Refusal(_unknown_words([bill_no], [form], english))
         reading.filters[flt.name] = bill_no
         reading.said.append(f"{flt.label} = {bill_no}")
+    many = bool(lexicon.MANY.search(text) or lexicon.SUM.search(text))  # 都有哪些, 一共: all the records named
     for group in mentions:
-        problem = _apply_mention(reading, catalog, group, english)
+        problem = _apply_mention(reading, catalog, group, english, many)
         if problem is not None:
             return problem
     for c in comps:
@@ -235,6 +279,20 @@ def _apply(
         _apply_day_counts(reading, terms)
     if reading.period:
         _apply_period(reading, terms, english)
+    return _apply_unpaid(reading, text, english)
+
+
+def _apply_unpaid(reading: Reading, text: str, english: bool) -> Refusal | None:
+    """没收完款的发票 / 还没付的应付: the rows whose balance is above zero; a form without a balance
+    cannot say what is unpaid, and the words are named back."""
+    said = lexicon.UNPAID.search(text)
+    if said is None:
+        return None
+    balance = next((f for f in reading.form.fields if f.numeric and "余额" in f.label), None)
+    if balance is None or balance.column not in reading.form.columns:
+        return Refusal(_unknown_words([said[0]], [reading.form], english))
+    reading.where.append((balance.column, ">", 0))
+    reading.said.append(f"{balance.label} > 0")
     return None
 
 
@@ -309,7 +367,9 @@ def _target(form: FormMeta, catalog: Catalog, m: Mention) -> tuple[str, str, str
     return ("", same.column, row[m.column]) if same and same.column in form.columns else None
 
 
-def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], english: bool) -> Refusal | Ask | None:
+def _apply_mention(
+    reading: Reading, catalog: Catalog, group: list[Mention], english: bool, many: bool = False
+) -> Refusal | Ask | None:
     form = reading.form
     own = [m for m in group if m.seen.form_id == form.form_id and _target(form, catalog, m)]
     usable = own or group  # the form's own rows say best what it can filter by
@@ -323,6 +383,10 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
         if english:
             return Refusal(f"{form.name} cannot be filtered by “{what}”.")
         return Refusal(f"{form.name}无法按“{what}”筛选。")
+    if len(records) > 1 and many and (shared := _shared_filter(form, catalog, group)) is not None:
+        reading.filters[shared.name] = what  # 深沟球轴承都有哪些: every record whose name holds the words
+        reading.said.append(f"{shared.label} 含 {what}")
+        return None
     if len(records) > 1:
         shown = [max((option_of(w[1]) for w in ways), key=len) for ways in records.values()][:MAX_CANDIDATES]
         lead = f"“{what}” matches several records; which one?" if english else f"“{what}”对应多条记录，您指的是哪一个？"
@@ -344,6 +408,20 @@ def _apply_mention(reading: Reading, catalog: Catalog, group: list[Mention], eng
     said = f"{named}（{value}）" if named and named != value and column.endswith("_id") else value
     reading.said.append(f"{flt.label} = {said}" if flt.op == "eq" else f"{flt.label} 含 {value}")
     return None
+
+
+def _shared_filter(form: FormMeta, catalog: Catalog, group: list[Mention]) -> FilterMeta | None:
+    """The one "contains" filter that takes the words every candidate record holds literally in
+    the same column (深沟球轴承 in 物料名称): a list or a total of them all, not a question which."""
+    ways = set()
+    for m in group:
+        value = m.seen.values.get(m.column, "")
+        source = None if m.seen.form_id == form.form_id else catalog.form(m.seen.form_id)
+        flt = _filter_for(form, m.column, source)
+        if m.text.lower() not in value.lower() or flt is None or flt.op != "like":
+            return None
+        ways.add(flt)
+    return ways.pop() if len(ways) == 1 else None
 
 
 def _apply_comparison(reading: Reading, c: phrases.Comparison, terms: list[Term], english: bool) -> Refusal | None:

@@ -3,6 +3,8 @@ top-N — from the words around the metadata's (一共, 平均, 按客户汇总,
 
 from __future__ import annotations
 
+import re
+
 from tether.pack import phrases
 from tether.packs.erp import lexicon
 from tether.packs.erp.metadata import KEY_COLUMNS, FieldMeta, FormMeta
@@ -18,7 +20,13 @@ def money_field(form: FormMeta, text: str = "") -> FieldMeta | None:
         hit = next((f for f in numeric if word in f.label and "不含税" not in f.label), None)
         if hit:
             return hit
-    return None
+    return price_field(form) if lexicon.PRICE.search(text) else None
+
+
+def price_field(form: FormMeta) -> FieldMeta | None:
+    """The form's unit price (单价), else a number whose label says 价: what one unit costs."""
+    numeric = [f for f in form.fields if f.numeric]
+    return next((f for f in numeric if "单价" in f.label), None) or next((f for f in numeric if "价" in f.label), None)
 
 
 def quantity_field(form: FormMeta) -> FieldMeta | None:
@@ -27,10 +35,11 @@ def quantity_field(form: FormMeta) -> FieldMeta | None:
 
 
 def date_field(form: FormMeta) -> FieldMeta | None:
-    """The date a record is ordered by: its bill date filter's column, else its first date field."""
+    """The date a record is ordered by: its bill date filter's column, else its first date field —
+    never a due date (the newest payable is not the one due last)."""
+    dated = [f for f in form.fields if f.type == "date" and "到期" not in f.label]
     column = next((f.column for f in form.filters if f.type == "date"), None)
-    named = form.field(column) if column else None
-    return named or next((f for f in form.fields if f.type == "date"), None)
+    return next((f for f in dated if f.column == column), None) or next(iter(dated), None)
 
 
 def _latest(reading: Reading, text: str, terms: list[Term], top: int | None) -> bool:
@@ -45,6 +54,8 @@ def _latest(reading: Reading, text: str, terms: list[Term], top: int | None) -> 
         t.target for t in terms if t.form_id == form.form_id and t.kind == "label" and isinstance(t.target, FieldMeta)
     ]
     money = money_field(form, text) if lexicon.MONEY.search(text) or lexicon.HOW_MUCH.search(text) else None
+    # 最后一次出库什么时候: the newest by the date asked (最近出库), not by another date of the row
+    when = next((f for f in asked if f.type == "date"), when)
     reading.shape, reading.top, reading.measure, reading.latest = "top", 1, when, True
     reading.asked = list(dict.fromkeys([*asked, *([money] if money else [])]))
     return True
@@ -68,6 +79,7 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     grouped = group_column(form, group_word(text))
     if top:
         reading.shape, reading.top = "top", top
+        reading.ascending = bool(lexicon.MIN.search(residual)) and not lexicon.MAX.search(residual)
         reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
         reading.group = grouped
         return
@@ -76,6 +88,8 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
         return
     named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
+    if _unit_price(reading, text, residual):
+        return
     quantity = next((f for f in numeric if "量" in f.label), None) or quantity_field(form)
     if quantity is not None and lexicon.REMAIN.search(text) and not lexicon.KINDS.search(text):
         # 还剩几个 / 库存多少: the sum of the quantity, with the rows it adds up beside it
@@ -91,18 +105,14 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     if lexicon.REMAIN.search(text) and quantity is not None:
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", quantity
         return
-    for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
-        said = pattern.search(residual) or (agg == "sum" and lexicon.HOW_MUCH.search(text))
-        if said and (numeric or lexicon.MONEY.search(text) or lexicon.OWED.search(text)):
-            reading.shape, reading.agg = "aggregate", agg
-            reading.measure = numeric[0] if numeric else money_field(form, text)
-            return
+    if _aggregate(reading, text, residual, numeric):
+        return
     asked = [  # 供应商 names the form, not its code and name fields
         t.target
         for t in own_labels
         if isinstance(t.target, FieldMeta) and t.target.column not in _filtered_columns(reading) and t.span not in named
     ]
-    if asked and lexicon.ASKS_VALUE.search(residual) and reading.filters:
+    if asked and reading.filters and (lexicon.ASKS_VALUE.search(residual) or _bare(residual)):
         reading.shape, reading.asked = "field", list(dict.fromkeys(asked))
         return
     if numeric and lexicon.SUM.search(residual):
@@ -111,6 +121,36 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     money = money_field(form, text) if lexicon.MONEY.search(text) else None
     if money is not None:  # 报价单和金额: a list of amounts carries their total
         reading.measure, reading.beside = money, True
+
+
+def _aggregate(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> bool:
+    """平均 / 最高 / 最低 / 一共 (or 多少钱) of the named number or the form's amount."""
+    for agg, pattern in (("avg", lexicon.AVG), ("max", lexicon.MAX), ("min", lexicon.MIN), ("sum", lexicon.SUM)):
+        said = pattern.search(residual) or (agg == "sum" and lexicon.HOW_MUCH.search(text))
+        if said and (numeric or lexicon.MONEY.search(text) or lexicon.OWED.search(text)):
+            reading.measure = numeric[0] if numeric else money_field(reading.form, text)
+            reading.shape, reading.agg = "aggregate", agg
+            # 列出…和合计: the total with the rows it adds up beside it — never the total alone
+            reading.beside = agg == "sum" and bool(lexicon.LISTED.search(text))
+            return True
+    return False
+
+
+def _unit_price(reading: Reading, text: str, residual: str) -> bool:
+    """伺服电机多少钱一台: the record's unit price, never a sum (on a form that holds no amount)."""
+    form = reading.form
+    price = price_field(form) if lexicon.PER_UNIT.search(text) and money_field(form) is None else None
+    if price is None or not reading.filters or lexicon.SUM.search(residual) or lexicon.MANY.search(text):
+        return False
+    reading.shape, reading.asked = "field", [price]
+    return True
+
+
+def _bare(residual: str) -> bool:
+    """天津北辰电话 / M0010单位 / address of 沈阳联众: a record and a field, nothing else — the field
+    of that record is asked, as a noun phrase without a question word."""
+    left = re.sub(r"[□的\s]", "", residual)
+    return not left or (left.isascii() and not lexicon.FILLER_RE.sub("", residual).strip("□ "))
 
 
 def _stock_measure(form: FormMeta, text: str) -> FieldMeta | None:

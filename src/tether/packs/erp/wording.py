@@ -36,6 +36,7 @@ def cores(label: str) -> list[str]:
         if bare.endswith(suffix) and len(bare) - len(suffix) >= 2:
             out.append(bare[: -len(suffix)])
     out += [tail for tail in lexicon.LABEL_TAILS if bare.endswith(tail) and len(bare) > len(tail)]
+    out += [bare[len(p) :] for p in lexicon.LABEL_PREFIXES if bare.startswith(p) and len(bare) - len(p) >= 2]
     return out
 
 
