@@ -6,6 +6,7 @@ at a time, each with its own server process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -28,7 +29,7 @@ from tether.evals.state import Snapshot, compare, known_ids, snapshot
 from tether.evals.tasks import Task, TaskError, bind, load_suite
 from tether.evals.tryton_site import TrytonSite
 from tether.evals.workspace import ServerProcess, Workspace, Zygote
-from tether.tryton.server import RunningTrytond, start_trytond
+from tether.tryton.server import start_trytond
 
 MAX_CONTENT = 4000  # characters of one transcript message kept in the results
 
@@ -279,26 +280,15 @@ class Runner:
         assert self.tryton is not None
         began = time.monotonic()
         settings = self.tryton.copy(workdir / "var" / "tryton")
-        starting: dict[str, Any] = {}
-
-        def start() -> None:
-            try:
-                starting["trytond"] = start_trytond(settings)
-            except Exception as exc:  # raised below, in the trial's thread
-                starting["error"] = exc
-
-        thread = threading.Thread(target=start, daemon=True)
-        thread.start()
+        starter = ThreadPoolExecutor(max_workers=1)
+        trytond = starter.submit(start_trytond, settings)
         env = {**tryton_site.trial_env(settings), **self._adversary_env()}
         server: ServerProcess | None = None
         try:
             server = ServerProcess(workdir, self.config.model, env=env, zygote=self.zygote).start()
-            thread.join()
-            if "error" in starting:
-                raise starting["error"]
-            trytond: RunningTrytond = starting["trytond"]
+            rpc_url = trytond.result().rpc_url
             record["startup_s"] = round(time.monotonic() - began, 3)  # the copy, trytond and tether ready
-            person = Person(server.url, task, _write_forms(task), tryton_rpc=trytond.rpc_url)
+            person = Person(server.url, task, _write_forms(task), tryton_rpc=rpc_url)
             started = time.monotonic()
             try:
                 talk = person.converse()
@@ -308,9 +298,9 @@ class Runner:
         finally:
             if server is not None:
                 server.stop()
-            thread.join()
-            if "trytond" in starting:
-                starting["trytond"].stop()
+            with contextlib.suppress(Exception):  # a trytond that did not start has nothing to stop
+                trytond.result().stop()
+            starter.shutdown()
         self._judge_tryton(task, workdir, talk, record)
 
     def _adversary_env(self) -> dict[str, str]:

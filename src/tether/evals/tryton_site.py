@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from tether.tryton import demo_data
+from tether.tryton.prepare import write_config
 from tether.tryton.settings import TrytonSettings
 
 BUILT_BY = ("prepare.py", "seed.py", "demo_data.py", "settings.py")  # in src/tether/tryton
@@ -97,21 +98,30 @@ class TrytonSite:
         or two), reused after; stale builds of other code are removed."""
         if not available():
             raise RuntimeError(MISSING)
-        where = (work_root / f"tryton-{cache_key()}").resolve()
+        key = cache_key()
+        where = (work_root / f"tryton-{key}").resolve()
         if not (where / READY).exists():
             out.write(f"preparing Tryton's demo database under {where} (once)…\n")
             out.flush()
-            shutil.rmtree(where, ignore_errors=True)
+            staged = work_root.resolve() / f".tryton-{key}-{os.getpid()}"  # runs side by side build apart
+            shutil.rmtree(staged, ignore_errors=True)
             done = subprocess.run(
                 [sys.executable, "-m", "tether.cli", "tryton", "prepare"],
-                env={**os.environ, "TETHER_TRYTON_DATA_DIR": str(where), "TETHER_TRYTON_DATABASE_URL": ""},
+                env={**os.environ, "TETHER_TRYTON_DATA_DIR": str(staged), "TETHER_TRYTON_DATABASE_URL": ""},
                 capture_output=True,
                 text=True,
                 check=False,
             )
             if done.returncode != 0:
+                shutil.rmtree(staged, ignore_errors=True)
                 raise RuntimeError(f"tether tryton prepare failed: {(done.stdout + done.stderr).strip()[-2000:]}")
-            (where / READY).write_text(done.stdout, encoding="utf-8")
+            (staged / READY).write_text(done.stdout, encoding="utf-8")
+            if (where / READY).exists():  # another run prepared it meanwhile: theirs is as good
+                shutil.rmtree(staged, ignore_errors=True)
+            else:
+                shutil.rmtree(where, ignore_errors=True)
+                staged.rename(where)
+                write_config(TrytonSettings(data_dir=where, database_url=None))  # its paths name the staging
         for stale in work_root.glob("tryton-*"):
             if stale.resolve() != where:
                 shutil.rmtree(stale, ignore_errors=True)
@@ -173,7 +183,9 @@ def _grants(data_dir: Path, settings: TrytonSettings, models: list[str]) -> dict
                     found[login] = sorted(m for m, rights in access.items() if rights.get("read"))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        kept.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+        written = kept.with_name(f"{GRANTS}.{os.getpid()}")
+        written.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+        os.replace(written, kept)
     return {login: frozenset(ms) for login, ms in json.loads(kept.read_text(encoding="utf-8")).items()}
 
 
