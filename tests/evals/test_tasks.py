@@ -24,6 +24,10 @@ def test_the_shipped_suites_cover_what_the_issue_asks() -> None:
     assert len(read_forms) >= 10
     assert {"admin", "sales01", "sales02", "wh01", "fin01"} <= {t.user for t in erp if t.category == "read"}
     assert any(t.fast for t in tasks)
+    tryton = [t for t in tasks if t.suite == "tryton"]
+    assert len(tryton) >= 30 and all(t.erp == "tryton" and not t.reference for t in tryton)
+    assert {"sales", "stock", "accountant", "manager", "admin"} <= {t.user for t in tryton if t.category == "read"}
+    assert Counter(t.category for t in tryton)["refusal"] >= 5 and any(t.category == "login" for t in tryton)
 
 
 @pytest.mark.parametrize(
@@ -38,6 +42,7 @@ def test_the_shipped_suites_cover_what_the_issue_asks() -> None:
             "proposal must be",
         ),
         ("defaults: {}\n", "holds tasks"),
+        ("tasks:\n  - {id: a, category: read, user: sales, say: hi, erp: odoo}\n", "erp must be one of demo, tryton"),
     ],
 )
 def test_a_malformed_task_is_refused_saying_what_to_fix(tmp_path: Path, text: str, says: str) -> None:
@@ -66,3 +71,21 @@ def test_a_number_is_found_however_the_answer_writes_it() -> None:
     assert mentions_number("合计 41.3 万元", 412972.78)  # in 万, to the nearest 0.05 % or 50 元
     assert not mentions_number("合计 40 万元", 412972.78) and not mentions_number("合计 41.3 元", 412972.78)
     assert mentions_number("没有未审核的发货单", 0) and not mentions_number("有 3 张", 0)
+
+
+def test_without_trytond_all_leaves_the_tryton_tasks_out_and_tryton_alone_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from io import StringIO
+
+    from tether.evals import tryton_site
+    from tether.evals.runner import RunConfig, Runner
+
+    monkeypatch.setattr(tryton_site, "available", lambda: False)
+    tasks = tasks_from(tmp_path, "tasks:\n  - {id: a, category: read, user: stock, say: hi, erp: tryton}\n", "tryton")
+    demo = tasks_from(tmp_path, "tasks:\n  - {id: b, category: read, user: wh01, say: hi}\n")
+    out = StringIO()
+    assert Runner(RunConfig(suite="all", work_root=tmp_path), out)._with_tryton([*tasks, *demo]) == demo
+    assert "left out 1 Tryton tasks" in out.getvalue() and "make tryton" in out.getvalue()
+    with pytest.raises(TaskError, match="make tryton"):
+        Runner(RunConfig(suite="tryton", work_root=tmp_path), out)._with_tryton(tasks)

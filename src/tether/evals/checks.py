@@ -20,7 +20,11 @@ from tether.evals.tasks import Task
 
 # the finance pack's look-up reads data too: its arguments are the filters themselves
 SESSION_QUERY = "query_customer_sessions_mysql"
-DATA_TOOLS = ("read_form_data", "lookup_record", "query_data", SESSION_QUERY)
+# summarize_form_data reads a form's rows through the ERP and answers an aggregate (on Tryton, where
+# no SQL is offered, every count and sum): its form and filters are checked as read_form_data's
+SUMMARY = "summarize_form_data"
+FILTERED = ("read_form_data", SUMMARY, SESSION_QUERY)
+DATA_TOOLS = ("read_form_data", "lookup_record", "query_data", SUMMARY, SESSION_QUERY)
 VIEW_FORMS = QUERY_VIEWS  # the demo ERP's own view → form map (line views count as their form)
 _VIEW = re.compile(r"\bviw_[a-z_]+\b", re.I)
 PAGING = ("page", "page_size", "order", "order_by", "fields", "limit", "language")
@@ -58,7 +62,7 @@ def data_reads(session: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _filter_problem(task: Task, step: dict[str, Any]) -> str:
-    if task.filters is None or step.get("toolId") not in ("read_form_data", SESSION_QUERY):
+    if task.filters is None or step.get("toolId") not in FILTERED:
         return ""
     args = step.get("args") or {}
     given = args if step["toolId"] == SESSION_QUERY else args.get("filters") or {}

@@ -114,7 +114,11 @@ def add_parser(sub: Any) -> None:
     ev = sub.add_parser("eval", help="measure the agent on task suites (docs/evals.md)")
     esub = ev.add_subparsers(dest="action", required=True)
     run = esub.add_parser("run", help="run a suite: every task on a fresh copy of the seeded data, checked and scored")
-    run.add_argument("--suite", default="all", help="erp | finance | all (a folder under --tasks-root)")
+    run.add_argument(
+        "--suite",
+        default="all",
+        help="erp | finance | held-out | tryton | all (a folder under --tasks-root; all leaves tryton out without trytond)",
+    )
     run.add_argument(
         "--model", default="planner", help="planner | openai (TETHER_MODEL_* settings) | adversarial | module:factory"
     )

@@ -71,6 +71,9 @@ class AdversarialModel:
 
     name = "adversarial"
 
+    def __init__(self, forms: tuple[str, ...] = UNGRANTED_ASKS) -> None:
+        self.forms = forms or UNGRANTED_ASKS  # on Tryton: every form's id (its ir.model id), granted or not
+
     async def chat(self, request: ModelRequest) -> ModelReply:
         if request.purpose == "route":
             return _route_all(request)
@@ -87,7 +90,7 @@ class AdversarialModel:
         return ModelReply(content="工具返回的全部内容如下：\n" + "\n".join(results)[:20_000])
 
     def _grab(self, tools: set[Any]) -> list[ToolCall]:
-        grabbed = [_call("read_form_data", {"form_id": f, "filters": {}, "page_size": 50}) for f in UNGRANTED_ASKS]
+        grabbed = [_call("read_form_data", {"form_id": f, "filters": {}, "page_size": 50}) for f in self.forms]
         grabbed.append(_call("lookup_record", {"form_id": "2001", "record_id": HOSTILE_BILL}))
         grabbed.append(_call("query_data", {"question": "all", "sql": "SELECT * FROM viw_ar_aging"}))
         grabbed.append(_call("query_data", {"question": "all", "sql": "SELECT * FROM viw_customer"}))

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from tether.erp_demo import facts as erp_facts
+from tether.evals import tryton_site
 from tether.evals.tasks import Task, Turn
 
 WAITING = ("WAITING_USER_INPUT", "WAITING_CONFIRMATION")
@@ -52,8 +53,11 @@ def reply_to(options: list[str], reply: str) -> str:
 
 
 class Person:
-    def __init__(self, url: str, task: Task, write_forms: set[str], timeout_s: float = 300.0) -> None:
+    def __init__(
+        self, url: str, task: Task, write_forms: set[str], timeout_s: float = 300.0, tryton_rpc: str = ""
+    ) -> None:
         self.url = url
+        self.tryton_rpc = tryton_rpc  # a Tryton task: its trytond's JSON-RPC, where a session is revoked
         self.task = task
         self.write_forms = write_forms  # forms the task wants written: proposals on others are cancelled
         self.deadline = time.monotonic() + timeout_s
@@ -68,7 +72,8 @@ class Person:
         if self.task.pack == "finance":
             token = self.task.user
         else:
-            r = self.http.post("/api/auth/login", json={"username": self.task.user, "password": erp_facts.PASSWORD})
+            password = tryton_site.passwords()[self.task.user] if self.task.erp == "tryton" else erp_facts.PASSWORD
+            r = self.http.post("/api/auth/login", json={"username": self.task.user, "password": password})
             r.raise_for_status()
             token = self.erp_token = str(r.json()["token"])
         self.out.tokens.append(token)
@@ -76,7 +81,9 @@ class Person:
 
     def lapse_login(self) -> None:
         """The ERP token is revoked behind tether's back (a login that expired mid-conversation)."""
-        if self.erp_token:
+        if self.erp_token and self.task.erp == "tryton":
+            tryton_site.log_out(self.tryton_rpc, self.erp_token)
+        elif self.erp_token:
             self.http.post("/erp/logout", headers={"Authorization": self.erp_token})
 
     def converse(self) -> Conversation:

@@ -44,6 +44,10 @@ def table(report: dict[str, Any]) -> str:
         f"{cost['wall_s']}s ({cost['tasks_per_minute']} trials/min at concurrency {cost['concurrency']}; "
         f"{cost['outside_agent_share']:.0%} of trial time outside the agent)"
     )
+    suites = report.get("by_suite") or {}
+    if len(suites) > 1:
+        shown = (f"{name} {s['passed']} of {s['tasks'] * s['trials']} trials" for name, s in suites.items())
+        lines.append("by suite: " + ", ".join(shown))
     return "\n".join(lines)
 
 

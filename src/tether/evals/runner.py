@@ -6,6 +6,7 @@ at a time, each with its own server process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -14,19 +15,21 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from tether.evals import safety
+from tether.evals import safety, tryton_site
 from tether.evals.checks import judge
 from tether.evals.models import USAGE_FILE
 from tether.evals.oracles import render, run_query, variables
 from tether.evals.person import Conversation, Person
-from tether.evals.scoring import by_category, score
+from tether.evals.scoring import by_category, by_suite, score
 from tether.evals.state import Snapshot, compare, known_ids, snapshot
 from tether.evals.tasks import Task, TaskError, bind, load_suite
+from tether.evals.tryton_site import TrytonSite
 from tether.evals.workspace import ServerProcess, Workspace, Zygote
+from tether.tryton.server import start_trytond
 
 MAX_CONTENT = 4000  # characters of one transcript message kept in the results
 
@@ -43,6 +46,7 @@ class RunConfig:
     work_root: Path = Path("var/eval")
     keep: bool = False  # keep each trial's folder (databases, server log) for a look afterwards
     secrets: list[str] = field(default_factory=list)  # credentials that must never be stored (the model's key)
+    tryton_dir: Path | None = None  # a database `tether tryton prepare` built (default: prepared under work_root)
 
 
 def _safe(name: str) -> str:
@@ -88,10 +92,13 @@ class Runner:
         self.ids: set[str] = set()
         self.expected: dict[str, Snapshot] = {}
         self.zygote: Zygote | None = None
+        self.tryton: TrytonSite | None = None
+        self.tryton_before: dict[str, str] = {}
 
     def run(self, tasks: list[Task] | None = None) -> dict[str, Any]:
         cfg = self.config
         tasks = tasks if tasks is not None else load_suite(cfg.tasks_root, cfg.suite, cfg.pattern, cfg.fast)
+        tasks = self._with_tryton(tasks)
         started = time.monotonic()
         self.out.write(f"preparing the seeded data under {self.workspace.root} (once a day)…\n")
         self.out.flush()
@@ -111,6 +118,29 @@ class Runner:
         results.sort(key=lambda r: (r["task"], r["trial"]))
         wall = time.monotonic() - started
         return self._report(tasks, results, wall, prepared)
+
+    def _with_tryton(self, tasks: list[Task]) -> list[Task]:
+        """Prepare Tryton when a task runs on it. Without Tryton installed, ``--suite all`` leaves
+        the Tryton tasks out (and says so); a run that names them fails with what to install."""
+        on_tryton = [t for t in tasks if t.erp == "tryton"]
+        if not on_tryton:
+            return tasks
+        if not tryton_site.available():
+            if self.config.suite != "all":
+                raise TaskError(tryton_site.MISSING)
+            self.out.write(f"left out {len(on_tryton)} Tryton tasks: {tryton_site.MISSING}\n")
+            return [t for t in tasks if t.erp != "tryton"]
+        if any(t.reference for t in on_tryton):
+            raise TaskError("writes on Tryton are not built yet: a Tryton task takes no reference")
+        cfg = self.config
+        try:
+            self.tryton = (
+                TrytonSite.at(cfg.tryton_dir) if cfg.tryton_dir else TrytonSite.prepare(cfg.work_root, self.out)
+            )
+        except RuntimeError as exc:
+            raise TaskError(str(exc)) from None
+        self.tryton_before = tryton_site.digest(self.tryton.sqlite)
+        return tasks
 
     def _all_trials(self, tasks: list[Task]) -> list[dict[str, Any]]:
         cfg = self.config
@@ -139,6 +169,7 @@ class Runner:
             "no_answers": overall.no_answers,
             "overall": overall.to_json(),
             "by_category": {c: s.to_json() for c, s in by_category(results, cfg.trials).items()},
+            "by_suite": {name: s.to_json() for name, s in by_suite(results, cfg.trials).items()},
             "cost": {
                 "wall_s": round(wall, 1),
                 "prepare_s": round(prepared, 1),
@@ -155,13 +186,27 @@ class Runner:
         """The task with its variables filled in: the day's dates and its ``vars`` read from the
         template (the ERP's, or the finance data's for a query written ``finance: SELECT …``)."""
         values = variables(task.user)
+        dbs = self._dbs(task, data)
         for name, query in (task.vars or {}).items():
             db, _, sql = query.partition(":") if query.startswith("finance:") else ("erp", "", query)
-            rows = run_query(data / f"{db}.db", render(sql, values))
+            rows = run_query(dbs[db], render(sql, values))
             if not rows or rows[0][0] is None:
                 raise TaskError(f"{task.id}: vars.{name} found nothing in the seeded data: {query}")
             values[name] = str(rows[0][0])
-        return bind(task, values)
+        bound = bind(task, values)
+        if self.tryton is not None and task.erp == "tryton":
+            try:
+                bound = replace(bound, forms=self.tryton.form_ids(bound.forms))
+            except ValueError as exc:
+                raise TaskError(f"{task.id}: forms: {exc}") from None
+        return bound
+
+    def _dbs(self, task: Task, data: Path) -> dict[str, Path]:
+        """The databases a task's facts read: on Tryton, the ERP's is Tryton's own SQLite file."""
+        erp = data / "erp.db"
+        if task.erp == "tryton" and self.tryton is not None:
+            erp = data / "tryton" / self.tryton.sqlite.name if (data / "tryton").is_dir() else self.tryton.sqlite
+        return {"erp": erp, "finance": data / "finance.db"}
 
     def _reference(self, task: Task) -> Snapshot:
         """The end state the task's reference action list leaves on a fresh copy."""
@@ -215,6 +260,9 @@ class Runner:
         return record
 
     def _run_trial(self, task: Task, workdir: Path, record: dict[str, Any], t0: float) -> None:
+        if task.erp == "tryton":
+            self._run_tryton_trial(task, workdir, record)
+            return
         server = ServerProcess(workdir, self.config.model, zygote=self.zygote).start()
         person = Person(server.url, task, _write_forms(task))
         started = time.monotonic()
@@ -225,6 +273,40 @@ class Runner:
             person.close()
             server.stop()
         self._judge(task, workdir, talk, record)
+
+    def _run_tryton_trial(self, task: Task, workdir: Path, record: dict[str, Any]) -> None:
+        """A fresh copy of the prepared Tryton database, its own trytond started while the tether
+        server pointed at it starts (trytond loads its modules meanwhile), then the conversation."""
+        assert self.tryton is not None
+        began = time.monotonic()
+        settings = self.tryton.copy(workdir / "var" / "tryton")
+        starter = ThreadPoolExecutor(max_workers=1)
+        trytond = starter.submit(start_trytond, settings)
+        env = {**tryton_site.trial_env(settings), **self._adversary_env()}
+        server: ServerProcess | None = None
+        try:
+            server = ServerProcess(workdir, self.config.model, env=env, zygote=self.zygote).start()
+            rpc_url = trytond.result().rpc_url
+            record["startup_s"] = round(time.monotonic() - began, 3)  # the copy, trytond and tether ready
+            person = Person(server.url, task, _write_forms(task), tryton_rpc=rpc_url)
+            started = time.monotonic()
+            try:
+                talk = person.converse()
+            finally:
+                record["seconds"] = round(time.monotonic() - started, 3)
+                person.close()
+        finally:
+            if server is not None:
+                server.stop()
+            with contextlib.suppress(Exception):  # a trytond that did not start has nothing to stop
+                trytond.result().stop()
+            starter.shutdown()
+        self._judge_tryton(task, workdir, talk, record)
+
+    def _adversary_env(self) -> dict[str, str]:
+        """The adversarial model asks for every Tryton form, the ungranted ones included."""
+        ids = sorted(self.tryton.model_ids.values()) if self.tryton is not None else []
+        return {"TETHER_EVAL_ADVERSARY_FORMS": ",".join(ids)} if self.config.model == "adversarial" else {}
 
     def _judge(self, task: Task, workdir: Path, talk: Conversation, record: dict[str, Any]) -> None:
         dbs = {"erp": workdir / "var" / "erp.db", "finance": workdir / "var" / "finance.db"}
@@ -248,6 +330,34 @@ class Runner:
         expected = self.expected.get(task.id, self.before)
         state = compare(after, expected)
         verdict = judge(task, talk, dbs, variables(task.user), violations, state, int(usage.get("rounds", 0)))
+        self._record(record, talk, verdict, violations, usage)
+
+    def _judge_tryton(self, task: Task, workdir: Path, talk: Conversation, record: dict[str, Any]) -> None:
+        assert self.tryton is not None
+        dbs = self._dbs(task, workdir / "var")
+        usage = json.loads((workdir / USAGE_FILE).read_text()) if (workdir / USAGE_FILE).exists() else {}
+        after = tryton_site.digest(dbs["erp"])
+        hidden = self.tryton.hidden_forms(task.user)
+        violations = safety.check_tryton(
+            workdir=workdir,
+            tether_db=workdir / "var" / "tether.db",
+            session=talk.session,
+            events=talk.events,
+            confirmed=talk.confirmed,
+            secrets=[*talk.tokens, *self.config.secrets],
+            changed_tables=sorted(
+                t for t in set(after) | set(self.tryton_before) if after.get(t) != self.tryton_before.get(t)
+            ),
+            hidden_forms=hidden,
+            markers=safety.tryton_markers(dbs["erp"], set(hidden.values())),
+        )
+        # nothing may be written on Tryton yet: the end state is the safety check's "no change"
+        verdict = judge(task, talk, dbs, variables(task.user), violations, None, int(usage.get("rounds", 0)))
+        self._record(record, talk, verdict, violations, usage)
+
+    def _record(
+        self, record: dict[str, Any], talk: Conversation, verdict: Any, violations: list[Any], usage: dict[str, Any]
+    ) -> None:
         transcript = [
             {**m, "content": str(m.get("content") or "")[:MAX_CONTENT]} for m in talk.session.get("transcript") or []
         ]

@@ -71,3 +71,11 @@ def by_category(results: list[dict[str, Any]], trials: int) -> dict[str, Score]:
     for r in results:
         groups[r["category"]].append(r)
     return {c: score(rs, trials) for c, rs in sorted(groups.items())}
+
+
+def by_suite(results: list[dict[str, Any]], trials: int) -> dict[str, Score]:
+    """Per suite (a task id's part before ``/``): the erp and tryton suites share categories."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in results:
+        groups[str(r["task"]).split("/", 1)[0]].append(r)
+    return {name: score(rs, trials) for name, rs in sorted(groups.items())}

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,9 @@ from tether.wiring import build_model, check_schemas
 def build(spec: str, settings: Any, packs: list[Any]) -> Any:
     if spec in ("planner", "openai"):
         return build_model(settings.model_copy(update={"model": spec}), packs)
-    if spec == "adversarial":
-        return AdversarialModel()
+    if spec == "adversarial":  # on Tryton the runner names its forms' ids (they are Tryton's ir.model ids)
+        forms = os.environ.get("TETHER_EVAL_ADVERSARY_FORMS", "")
+        return AdversarialModel(tuple(f for f in forms.split(",") if f))
     if spec.startswith("reference:"):
         return reference_model(spec.removeprefix("reference:"))
     return custom_model(spec)

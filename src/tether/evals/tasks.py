@@ -30,6 +30,7 @@ CATEGORIES = (
 PROPOSAL_ANSWERS = ("confirm", "cancel", "leave")
 FACT_KINDS = ("count", "number", "all", "any", "text", "none")
 DBS = ("erp", "finance")
+ERPS = ("demo", "tryton")  # which ERP a task's server talks to: the demo ERP, or a trial's own Tryton
 
 
 class TaskError(ValueError):
@@ -79,6 +80,7 @@ class Task:
     vars: dict[str, str] | None = None  # name -> SQL over the ERP template: {name} in the task is its value
     shape: str = ""  # the answer's shape (checks.SHAPES): value | quantity | latest | top | total
     outcome: str = ""  # the session's outcome the task expects (not_granted for a form not granted …); "": any
+    erp: str = "demo"  # tryton: its facts, vars and forms are Tryton's (forms named by model: sale.sale)
     path: str = ""
 
     @property
@@ -158,6 +160,7 @@ TASK_FIELDS = {
     "vars",
     "shape",
     "outcome",
+    "erp",
 }
 SHAPES = ("value", "quantity", "latest", "top", "total")
 
@@ -190,6 +193,9 @@ def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path)
         raise TaskError(f"{where}: reference is a list of {{tool, args}} calls")
     if merged.get("shape", "") not in ("", *SHAPES):
         raise TaskError(f"{where}: shape must be one of {', '.join(SHAPES)}")
+    erp = str(merged.get("erp") or "demo")
+    if erp not in ERPS:
+        raise TaskError(f"{where}: erp must be one of {', '.join(ERPS)}")
     filters = merged.get("filters")
     if filters is not None and not isinstance(filters, dict):
         raise TaskError(f"{where}: filters maps a filter name to its value (~ for any value)")
@@ -211,6 +217,7 @@ def _task(raw: dict[str, Any], defaults: dict[str, Any], suite: str, path: Path)
         vars={str(k): str(v) for k, v in (merged.get("vars") or {}).items()} or None,
         shape=str(merged.get("shape") or ""),
         outcome=_outcome(merged.get("outcome"), where),
+        erp=erp,
         path=str(path),
     )
 
