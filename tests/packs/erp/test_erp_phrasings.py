@@ -170,3 +170,13 @@ def test_a_list_asked_with_its_total_is_the_list_and_the_total_beside() -> None:
     r = reading("列出还没付清的应付和合计", FINANCE)
     assert r.form.form_id == "5002" and r.shape == "aggregate" and r.agg == "sum" and r.beside
     assert r.measure is not None and r.measure.column == "balance"
+
+
+def test_unpaid_words_inside_a_fields_label_are_the_label_not_a_condition() -> None:
+    """未收余额 is a field: its 未收 is no "unpaid" condition of its own (on Tryton, 未收金额 — the
+    amount to pay — was refused as a form without a balance)."""
+    r = reading("未收余额合计多少", FINANCE)
+    assert r.measure is not None and "未收余额" in r.measure.label
+    assert not any(op == ">" for _column, op, _value in r.where), r.where
+    unpaid = reading("哪些应收还没收完款", FINANCE)
+    assert any(op == ">" for _column, op, _value in unpaid.where), unpaid.where  # still read where said apart

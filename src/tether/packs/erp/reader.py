@@ -107,7 +107,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     forms = catalog.forms
     if not forms:
         return Refusal(_no_forms(english))
-    period, comps, top, taken = _spoken(text, today)
+    period, comps, top, taken = _spoken(text, today, forms)
     bill_no, bill_form = None, None
     if m := BILL.search(text):
         bill_no = (m[1] + m[2]).upper()
@@ -152,7 +152,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
 
 
 def _spoken(
-    text: str, today: date
+    text: str, today: date, forms: list[FormMeta]
 ) -> tuple[phrases.Period | None, list[phrases.Comparison], tuple[int, tuple[int, int]] | None, list[tuple[int, int]]]:
     """The period, the comparisons, the top-N and the latest phrase (最近那张, 最后一次: the
     shape's own words, never a record's), and the spans they take."""
@@ -167,9 +167,20 @@ def _spoken(
         taken.append(top[1])
     if (latest := lexicon.LATEST.search(text)) and free(latest.span(), taken):
         taken.append(latest.span())
-    if (unpaid := lexicon.UNPAID.search(text)) and free(unpaid.span(), taken):
+    if (unpaid := lexicon.UNPAID.search(text)) and free(unpaid.span(), taken + _labels_in(text, forms)):
         taken.append(unpaid.span())  # read on the chosen form (_apply_unpaid), or named back there
     return period, comps, top, taken
+
+
+def _labels_in(text: str, forms: list[FormMeta]) -> list[tuple[int, int]]:
+    """Where a field's label is said whole (未收金额): words inside it are the label's, not a
+    condition of their own (未收 there is no "unpaid")."""
+    spans = []
+    for label in {f.label for form in forms for f in form.fields if len(f.label) > 1}:
+        at = text.find(label)
+        if at >= 0:
+            spans.append((at, at + len(label)))
+    return spans
 
 
 def _owing(chosen: list[str], forms: list[FormMeta], text: str, terms: list[Term]) -> list[str]:
@@ -286,7 +297,7 @@ def _apply_unpaid(reading: Reading, text: str, english: bool) -> Refusal | None:
     """没收完款的发票 / 还没付的应付: the rows whose balance is above zero; a form without a balance
     cannot say what is unpaid, and the words are named back."""
     said = lexicon.UNPAID.search(text)
-    if said is None:
+    if said is None or not free(said.span(), _labels_in(text, [reading.form])):
         return None
     balance = next((f for f in reading.form.fields if f.numeric and "余额" in f.label), None)
     if balance is None or balance.column not in reading.form.columns:
