@@ -119,8 +119,13 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
         return
     money = money_field(form, text) if lexicon.MONEY.search(text) else None
-    if money is not None:  # 报价单和金额: a list of amounts carries their total
+    money = money or next((f for f in numeric if f.type == "number" and not _is_filtered(reading, f)), None)
+    if money is not None:  # 报价单和金额, 所有报价单的含税合计是多少: a list of amounts carries their total
         reading.measure, reading.beside = money, True
+
+
+def _is_filtered(reading: Reading, f: FieldMeta) -> bool:
+    return f.column in _filtered_columns(reading)
 
 
 def _aggregate(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> bool:
