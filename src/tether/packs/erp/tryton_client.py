@@ -316,11 +316,19 @@ class TrytonClient:
         return access
 
     async def _warehouse_options(self, token: str) -> list[dict[str, str]]:
+        """The warehouses this user may choose, kept a while per user (every read asks the config)."""
+        now = time.monotonic()
+        key = (hashlib.sha256(token.encode()).hexdigest(), "#warehouses")
+        hit = self._specs.get(key)
+        if hit is not None and now - hit[0] < self._ttl:
+            return list(hit[1].values())
         rows = await self._call(
             token, "model.stock.location.search_read", [["type", "=", "warehouse"]], 0, None, [["id", "ASC"]],
             ["rec_name"],
         )  # fmt: skip
-        return [{"value": str(r["id"]), "label": str(r.get("rec_name") or r["id"])} for r in rows]
+        options = {str(r["id"]): {"value": str(r["id"]), "label": str(r.get("rec_name") or r["id"])} for r in rows}
+        self._specs[key] = (now, options)
+        return list(options.values())
 
     async def _all_fields(self, token: str, model: str) -> dict[str, dict[str, Any]]:
         """Every field of ``model`` as this user sees it (a write's types and defaults)."""

@@ -161,7 +161,7 @@ class TrytonWrites:
         if "details" in op.payload and form.lines:  # the bill's lines after the change, every one
             lines = [await self._line(token, form, {**current, **values}, line) for line in op.payload["details"]]
             values[form.lines] = [["delete", list(current.get(form.lines) or [])], ["create", lines]]
-        values["comment"] = f"{current.get('comment') or ''}\n{mark(op)}".strip()
+        values["comment"] = _marked(current, op)
         await self._bound(token, op, form, "write", [ident], values)
         row = (await self._call(token, f"model.{form.model}.read", [ident], ["number", "state"]))[0]
         return self._done(op, form, row, "已修改")
