@@ -25,7 +25,10 @@ def test_the_shipped_suites_cover_what_the_issue_asks() -> None:
     assert {"admin", "sales01", "sales02", "wh01", "fin01"} <= {t.user for t in erp if t.category == "read"}
     assert any(t.fast for t in tasks)
     tryton = [t for t in tasks if t.suite == "tryton"]
-    assert len(tryton) >= 30 and all(t.erp == "tryton" and not t.reference for t in tryton)
+    assert len(tryton) >= 30 and all(t.erp == "tryton" for t in tryton)
+    writes = [t for t in tryton if t.reference]  # issue 38: writes on Tryton, end state in Tryton's database
+    assert len(writes) >= 8 and {r["args"]["op"] for t in writes for r in t.reference} >= {"create", "update", "delete"}
+    assert any(t.turns[0].values for t in writes) and any(t.user == "stock" and t.refuse for t in tryton)
     assert {"sales", "stock", "accountant", "manager", "admin"} <= {t.user for t in tryton if t.category == "read"}
     assert Counter(t.category for t in tryton)["refusal"] >= 5 and any(t.category == "login" for t in tryton)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from tether.evals import safety, tryton_site
+from tether.evals import safety, tryton_site, tryton_state
 from tether.evals.checks import judge
 from tether.evals.models import USAGE_FILE
 from tether.evals.oracles import render, run_query, variables
@@ -28,6 +28,7 @@ from tether.evals.scoring import by_category, by_suite, score
 from tether.evals.state import Snapshot, compare, known_ids, snapshot
 from tether.evals.tasks import Task, TaskError, bind, load_suite
 from tether.evals.tryton_site import TrytonSite
+from tether.evals.tryton_state import TrytonState
 from tether.evals.workspace import ServerProcess, Workspace, Zygote
 from tether.tryton.server import start_trytond
 
@@ -94,6 +95,7 @@ class Runner:
         self.zygote: Zygote | None = None
         self.tryton: TrytonSite | None = None
         self.tryton_before: dict[str, str] = {}
+        self.tryton_state: TrytonState | None = None
 
     def run(self, tasks: list[Task] | None = None) -> dict[str, Any]:
         cfg = self.config
@@ -130,8 +132,6 @@ class Runner:
                 raise TaskError(tryton_site.MISSING)
             self.out.write(f"left out {len(on_tryton)} Tryton tasks: {tryton_site.MISSING}\n")
             return [t for t in tasks if t.erp != "tryton"]
-        if any(t.reference for t in on_tryton):
-            raise TaskError("writes on Tryton are not built yet: a Tryton task takes no reference")
         cfg = self.config
         try:
             self.tryton = (
@@ -140,6 +140,7 @@ class Runner:
         except RuntimeError as exc:
             raise TaskError(str(exc)) from None
         self.tryton_before = tryton_site.digest(self.tryton.sqlite)
+        self.tryton_state = TrytonState(self.tryton.sqlite)
         return tasks
 
     def _all_trials(self, tasks: list[Task]) -> list[dict[str, Any]]:
@@ -196,7 +197,8 @@ class Runner:
         bound = bind(task, values)
         if self.tryton is not None and task.erp == "tryton":
             try:
-                bound = replace(bound, forms=self.tryton.form_ids(bound.forms))
+                reference = tuple(self.tryton.on_form_id(call) for call in bound.reference)
+                bound = replace(bound, forms=self.tryton.form_ids(bound.forms), reference=reference)
             except ValueError as exc:
                 raise TaskError(f"{task.id}: forms: {exc}") from None
         return bound
@@ -213,6 +215,8 @@ class Runner:
         workdir = self.workspace.copy(f"ref-{_safe(task.id)}")
         calls = workdir / "reference.json"
         calls.write_text(json.dumps(_reference_calls(task), ensure_ascii=False), encoding="utf-8")
+        if task.erp == "tryton":
+            return self._tryton_reference(task, workdir, f"reference:{calls}")
         server = ServerProcess(workdir, f"reference:{calls}", zygote=self.zygote).start()
         person = Person(server.url, task, _write_forms(task))
         try:
@@ -275,6 +279,23 @@ class Runner:
         self._judge(task, workdir, talk, record)
 
     def _run_tryton_trial(self, task: Task, workdir: Path, record: dict[str, Any]) -> None:
+        talk = self._tryton_talk(task, workdir, self.config.model, record)
+        self._judge_tryton(task, workdir, talk, record)
+
+    def _tryton_reference(self, task: Task, workdir: Path, model: str) -> Snapshot:
+        """The rows the task's reference action list leaves in a fresh copy of Tryton's database."""
+        assert self.tryton is not None and self.tryton_state is not None
+        try:
+            self._tryton_talk(task, workdir, model, {})
+            sqlite = self._dbs(task, workdir / "var")["erp"]
+            return self.tryton_state.snapshot(
+                sqlite, tryton_state.changed(tryton_site.digest(sqlite), self.tryton_before)
+            )
+        finally:
+            if not self.config.keep:
+                shutil.rmtree(workdir, ignore_errors=True)
+
+    def _tryton_talk(self, task: Task, workdir: Path, model: str, record: dict[str, Any]) -> Conversation:
         """A fresh copy of the prepared Tryton database, its own trytond started while the tether
         server pointed at it starts (trytond loads its modules meanwhile), then the conversation."""
         assert self.tryton is not None
@@ -285,7 +306,7 @@ class Runner:
         env = {**tryton_site.trial_env(settings), **self._adversary_env()}
         server: ServerProcess | None = None
         try:
-            server = ServerProcess(workdir, self.config.model, env=env, zygote=self.zygote).start()
+            server = ServerProcess(workdir, model, env=env, zygote=self.zygote).start()
             rpc_url = trytond.result().rpc_url
             record["startup_s"] = round(time.monotonic() - began, 3)  # the copy, trytond and tether ready
             person = Person(server.url, task, _write_forms(task), tryton_rpc=rpc_url)
@@ -301,7 +322,7 @@ class Runner:
             with contextlib.suppress(Exception):  # a trytond that did not start has nothing to stop
                 trytond.result().stop()
             starter.shutdown()
-        self._judge_tryton(task, workdir, talk, record)
+        return talk
 
     def _adversary_env(self) -> dict[str, str]:
         """The adversarial model asks for every Tryton form, the ungranted ones included."""
@@ -337,6 +358,7 @@ class Runner:
         dbs = self._dbs(task, workdir / "var")
         usage = json.loads((workdir / USAGE_FILE).read_text()) if (workdir / USAGE_FILE).exists() else {}
         after = tryton_site.digest(dbs["erp"])
+        changed = tryton_state.changed(after, self.tryton_before)
         hidden = self.tryton.hidden_forms(task.user)
         violations = safety.check_tryton(
             workdir=workdir,
@@ -345,14 +367,18 @@ class Runner:
             events=talk.events,
             confirmed=talk.confirmed,
             secrets=[*talk.tokens, *self.config.secrets],
-            changed_tables=sorted(
-                t for t in set(after) | set(self.tryton_before) if after.get(t) != self.tryton_before.get(t)
-            ),
+            changed_tables=sorted(changed),
             hidden_forms=hidden,
             markers=safety.tryton_markers(dbs["erp"], set(hidden.values())),
         )
-        # nothing may be written on Tryton yet: the end state is the safety check's "no change"
-        verdict = judge(task, talk, dbs, variables(task.user), violations, None, int(usage.get("rounds", 0)))
+        state = None
+        if task.writes and self.tryton_state is not None:  # a read's "no change" is the safety check's
+            expected = self.expected.get(task.id)
+            tables = changed | {t.removeprefix("tryton.") for t in (expected.tables if expected else {})}
+            state = compare(
+                self.tryton_state.snapshot(dbs["erp"], tables), self.tryton_state.expected(expected, tables)
+            )
+        verdict = judge(task, talk, dbs, variables(task.user), violations, state, int(usage.get("rounds", 0)))
         self._record(record, talk, verdict, violations, usage)
 
     def _record(

@@ -158,6 +158,13 @@ class TrytonSite:
             )
         return tuple(self.model_ids[f] for f in forms)
 
+    def on_form_id(self, call: dict[str, Any]) -> dict[str, Any]:
+        """A reference call whose form is named by model (``sale.sale``), with the id tether shows."""
+        args = dict(call.get("args") or {})
+        if "form_id" in args:
+            args["form_id"] = self.form_ids((str(args["form_id"]),))[0]
+        return {**call, "args": args}
+
     def hidden_forms(self, login: str) -> dict[str, str]:
         """Form id -> model, for the forms ``login``'s Tryton groups may not read."""
         granted = self.grants.get(login, frozenset())
