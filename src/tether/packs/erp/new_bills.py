@@ -17,7 +17,7 @@ from typing import Any
 
 from tether.pack import phrases
 from tether.packs.erp import lexicon
-from tether.packs.erp.metadata import Catalog, FormMeta, Seen
+from tether.packs.erp.metadata import Catalog, FieldMeta, FormMeta, Seen
 from tether.packs.erp.readings import Ask, FormFill, Outcome, Proposal
 
 _UNIT = r"(?:台|个|件|套|只|根|米|张|片|盒|吨|桶|公斤|条|pcs?|pieces?|units?)"
@@ -113,20 +113,47 @@ def _customer(text: str, rows: list[Seen]) -> tuple[list[Seen], str, tuple[int, 
     return [], first[0] if first else "", first[1] if first else None
 
 
+# a bill's roles, whatever the ERP calls them (port.py): the party it is for, a state that is a quotation
+PARTY_COLUMNS = ("customer_id", "party_id")
+_QUOTATION_STATE = re.compile(r"^(?:quotation|报价|报价单|quote)$", re.I)
+
+
+def party_field(form: FormMeta) -> FieldMeta | None:
+    """The header's reference to whom the bill is for (the demo's customer, Tryton's party)."""
+    refs = [f for f in form.fields if f.type == "ref" and not f.read_only]
+    return next((f for c in PARTY_COLUMNS for f in refs if f.column.endswith(c)), None)
+
+
+def quoted(form: FormMeta) -> bool:
+    """Whether the form's bills go through a quotation state (Tryton's sale: draft → quotation)."""
+    return any(
+        _QUOTATION_STATE.match(v) or _QUOTATION_STATE.match(label) for f in form.fields for v, label in f.options
+    )
+
+
 BILL_WORD = re.compile(r"报价|单$|^\d|^[A-Za-z]+\d")
+
+
+def _bill_form(text: str, verb: re.Match[str], catalog: Catalog) -> FormMeta | None:
+    """The one writable form with lines the request names — by name or alias, or the verb's own
+    (quote → quotation); else, every create verb saying a quotation, the form whose bills go
+    through a quotation state (Tryton's sale)."""
+    said_form = "quotation" if "quot" in verb.group(0).lower() else lexicon.CREATE_FORM.get(verb.group(0).lower(), "")
+    forms = named_forms(text, catalog.forms) or named_forms(said_form, catalog.forms)
+    forms = [f for f in forms if f.writable and f.details]
+    if not forms:
+        forms = [f for f in catalog.forms if f.writable and f.details and quoted(f)]
+    return forms[0] if len(forms) == 1 else None
 
 
 def create_bill(text: str, verb: re.Match[str], catalog: Catalog, english: bool, prefer: str | None) -> Outcome | None:
     """A new bill read into a proposal, a question (which of several customers), the form
     prefilled with what was understood, or ``None`` (no one bill with lines named)."""
-    said_form = "quotation" if "quot" in verb.group(0).lower() else lexicon.CREATE_FORM.get(verb.group(0).lower(), "")
-    forms = named_forms(text, catalog.forms) or named_forms(said_form, catalog.forms)
-    forms = [f for f in forms if f.writable and f.details]
-    if len(forms) != 1:
+    form = _bill_form(text, verb, catalog)
+    if form is None:
         return None  # no one bill with lines named: the reader's
-    form = forms[0]
-    party = next((f for f in form.fields if f.type == "ref" and f.column.endswith("customer_id")), None)
-    material = next((f for f in form.details if f.type == "ref"), None)
+    party = party_field(form)
+    material = next((f for f in form.details if f.type == "ref" and f.column == "material_id"), None)
     if party is None or material is None:
         return None
     customers, name, span = _customer(text, _ref_rows(catalog, party.ref))

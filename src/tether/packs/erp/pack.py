@@ -31,7 +31,7 @@ from tether.packs.erp.identity import ErpIdentityProvider
 from tether.packs.erp.kg import KnowledgeGraph
 from tether.packs.erp.messages import MESSAGES, NO_ACCESS
 from tether.packs.erp.op_executor import ErpOpExecutor
-from tether.packs.erp.planner_rules import extract
+from tether.packs.erp.planner_rules import extract, extract_off_demo
 from tether.packs.erp.prompt import RULES, domain_map
 from tether.packs.erp.proposals import build_propose_write
 from tether.packs.erp.query_data import QueryService
@@ -100,7 +100,7 @@ def pack(env: PackEnv) -> Pack:
         name="erp",
         tools=[*_tools(erp), build_read_question(erp), build_collect_form(erp), build_propose_write(erp)],
         skill_dirs=[SKILLS],
-        extractors=[extract],
+        extractors=[extract if erp.settings.kind == "demo" else extract_off_demo],
         startup=startup,
         shutdown=shutdown,
         routers=[build_router(erp, provider), build_ref_router(erp.client)],

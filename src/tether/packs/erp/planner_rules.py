@@ -196,8 +196,11 @@ def _new_quotation(query: str) -> dict[str, Any] | None:
         return None
     return {
         "plan": [
-            {"tool": "collect_form", "args": {"form_id": "2001", "prefill": {"customer_id": customer}}},
-            {"tool": "propose_write", "args": {"form_id": "2001", "op": "create", "payload": "${prev.values}"}},
+            {"tool": "collect_form", "args": {"form_id": DEMO_FORMS["报价单"], "prefill": {"customer_id": customer}}},
+            {
+                "tool": "propose_write",
+                "args": {"form_id": DEMO_FORMS["报价单"], "op": "create", "payload": "${prev.values}"},
+            },
         ],
         "answer": WRITE_ANSWER,
     }
@@ -224,12 +227,16 @@ def _quote_with_lines(query: str) -> dict[str, Any] | None:
         lines.append({"material_id": line["material"], "qty": float(line["qty"]), "unit_price": float(line["price"])})
     payload = {"customer_id": _clean(match["customer"]), "details": lines}
     return {
-        "plan": [{"tool": "propose_write", "args": {"form_id": "2001", "op": "create", "payload": payload}}],
+        "plan": [
+            {"tool": "propose_write", "args": {"form_id": DEMO_FORMS["报价单"], "op": "create", "payload": payload}}
+        ],
         "answer": WRITE_ANSWER,
     }
 
 
-_FORMS_BY_NAME = {"报价单": "2001", "销售订单": "2002", "发货单": "2003", "销售发票": "2004", "收款单": "2005"}
+# the demo ERP's forms, which the pinned write rules name by id: on another ERP (Tryton) they do not
+# apply, and every write is read from that ERP's own form metadata (writes.py, new_bills.py)
+DEMO_FORMS = {"报价单": "2001", "销售订单": "2002", "发货单": "2003", "销售发票": "2004", "收款单": "2005"}
 _BILL_FORM = "(报价单|销售订单|发货单|销售发票|收款单)"
 _UPDATE = re.compile(
     r"把"
@@ -265,18 +272,18 @@ def _change(query: str) -> dict[str, Any] | None:
         value = re.sub(r"[。！!]+$", "", match["value"].strip())
         payload = _update_payload(match["field"].strip(), value)
         args = {
-            "form_id": _FORMS_BY_NAME[match[1]],
+            "form_id": DEMO_FORMS[match[1]],
             "op": "update",
             "record_id": match["bill"].upper(),
             "payload": payload,
         }
     elif match := _GENERATE.search(query):
-        source = {"formId": _FORMS_BY_NAME[match[1]], "billId": match["bill"].upper()}
-        args = {"form_id": _FORMS_BY_NAME[match[3]], "op": "generate", "source_ref": source}
+        source = {"formId": DEMO_FORMS[match[1]], "billId": match["bill"].upper()}
+        args = {"form_id": DEMO_FORMS[match[3]], "op": "generate", "source_ref": source}
     elif match := _EXAMINE.search(query):
-        args = {"form_id": _FORMS_BY_NAME[match[1]], "op": "examine", "record_id": match["bill"].upper()}
+        args = {"form_id": DEMO_FORMS[match[1]], "op": "examine", "record_id": match["bill"].upper()}
     elif match := _DELETE.search(query):
-        args = {"form_id": _FORMS_BY_NAME[match[1]], "op": "delete", "record_id": match["bill"].upper()}
+        args = {"form_id": DEMO_FORMS[match[1]], "op": "delete", "record_id": match["bill"].upper()}
     if args is None:
         return None
     return {"plan": [{"tool": "propose_write", "args": args}], "answer": WRITE_ANSWER}
@@ -313,6 +320,7 @@ RULES = (
     _receivables,
     _stock,
 )
+DEMO_WRITE_RULES = frozenset({_change, _quote_with_lines, _new_quotation})  # they name DEMO_FORMS
 
 
 # anything the pinned rules do not take goes to the metadata reader (``read_question``): its
@@ -323,11 +331,20 @@ READER = {
 }
 
 
-def extract(query: str, context: dict[str, Any]) -> dict[str, Any]:
+def extract(query: str, context: dict[str, Any], demo_forms: bool = True) -> dict[str, Any]:
+    """The plan for ``query``; ``demo_forms``: the ERP is the demo one, whose form ids the pinned
+    write rules name (else its writes are the metadata reader's)."""
     if "${" in query:  # the pinned rules put the user's words into step arguments, which the planner
         return {"erp": READER}  # renders: ${…} there would read the planner's scope; the reader refuses it
     for rule in RULES:
+        if not demo_forms and rule in DEMO_WRITE_RULES:
+            continue
         chosen = rule(query)
         if chosen is not None:
             return {"erp": chosen}
     return {"erp": READER}
+
+
+def extract_off_demo(query: str, context: dict[str, Any]) -> dict[str, Any]:
+    """``extract`` on an ERP other than the demo one (Tryton): no rule names the demo's forms."""
+    return extract(query, context, demo_forms=False)

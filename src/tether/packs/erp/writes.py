@@ -51,11 +51,29 @@ def read_change(question: str, catalog: Catalog, prefer: str | None = None) -> O
         return _cannot(english)  # 反审核<单号>: an op undone, which it does not propose
     if op is None:
         return None
+    if bill is None and (record := _by_id(text, catalog)) is not None:
+        form, at = record
+        return _change_of_record(text, op, at, at[1] or at[2], form, catalog, english, prefer)
     if bill is None:
         if op[0] == "create":
             return create_bill(text, op[1], catalog, english, prefer)
         return None  # 删除的单据有哪些: no bill named, not a change of one
     return _change_of_bill(text, op, bill, catalog, english, prefer)
+
+
+# a record of a form without bill numbers of its own pattern, as Tryton names a draft sale: (12)
+_BY_ID = re.compile(r"[（(]\s*(\d{1,9})\s*[)）]|#\s*(\d{1,9})(?![0-9])")
+
+
+def _by_id(text: str, catalog: Catalog) -> tuple[FormMeta, re.Match[str]] | None:
+    """The writable form without a bill prefix a record named by its id belongs to (the form named
+    right before it, else the only such form with lines), and where the id is."""
+    at = _BY_ID.search(text)
+    if at is None:
+        return None
+    forms = [f for f in catalog.forms if f.writable and not f.bill_prefix]
+    named = _form_said_before(text[: at.start()], forms) or [f for f in forms if f.details]
+    return (named[0], at) if len(named) == 1 else None
 
 
 def _change_of_bill(
@@ -85,6 +103,22 @@ def _change_of_bill(
         if english:
             return Refusal(f"{bill_no} is a {form.name}, not a {other}; which did you mean?")
         return Refusal(f"{bill_no} 是{form.name}，不是{other}。请核对单号。")
+    return _change_of_record(text, op, bill, bill_no, form, catalog, english, prefer)
+
+
+def _change_of_record(
+    text: str,
+    op: tuple[str, re.Match[str]],
+    bill: re.Match[str],
+    bill_no: str,
+    form: FormMeta,
+    catalog: Catalog,
+    english: bool,
+    prefer: str | None,
+) -> Outcome | None:
+    """The op on one record of ``form`` (``bill``: where the text names it, ``bill_no`` its key)."""
+    if bill_no.isdigit() and lexicon.NEGATED.search(text[: op[1].end()] if op[0] == "update" else text):
+        return _cannot(english)
     if op[0] in ("delete", "examine"):
         if op[0] == "examine" and not form.examinable:
             return Refusal(f"{form.name} is not examined." if english else f"{form.name}没有审核这一步。")
