@@ -123,3 +123,16 @@ def test_the_pinned_rules_naming_the_demo_forms_stay_the_demos() -> None:
     assert extract_off_demo(quote, {})["erp"] == READER  # on Tryton the reader reads it from the metadata
     assert extract_off_demo("新建一张报价单给华东机电", {})["erp"] == READER
     assert extract_off_demo("把报价单QT202612-0006的备注改成加急", {})["erp"] == READER
+
+
+def test_on_the_demo_erp_an_id_in_parentheses_names_no_record() -> None:
+    from tests.packs.erp.test_erp_writes_reader import CATALOG as DEMO
+
+    for request_ in ("删除客户档案(1)", "把报价单(3)的备注改成加急", "删除(2)"):
+        assert not isinstance(read_change(request_, DEMO), Proposal), request_
+
+
+def test_a_change_of_a_draft_by_its_id_is_the_readers_whatever_words_its_new_value_holds() -> None:
+    # 逾期催收 would be the overdue-receivables rule's, on the demo's form 5001
+    assert extract_off_demo("把销售订单(1)的说明改成逾期催收", {})["erp"] == READER
+    assert _args("把销售订单(1)的说明改成逾期催收")["payload"] == {"description": "逾期催收"}

@@ -289,6 +289,7 @@ def _change(query: str) -> dict[str, Any] | None:
     return {"plan": [{"tool": "propose_write", "args": args}], "answer": WRITE_ANSWER}
 
 
+_BY_ID = re.compile(r"[（(]\s*\d{1,9}\s*[)）]")
 _QTY_SAID = re.compile(r"\d+(?:\.\d+)?\s*(?:个|台|套|件|只|根|米|盒|吨|公斤|张|片|pcs?|pieces|units?)", re.I)
 
 
@@ -302,8 +303,8 @@ def _change_request(query: str) -> dict[str, Any] | None:
     ops = [op for op, verb in lexicon.WRITE_VERBS.items() if verb.search(text)]
     if not ops:
         return READER if BILL_NO.search(text) and lexicon.NEGATED.search(text) else None  # 反审核<单号>
-    if BILL_NO.search(text) and ops != ["create"]:
-        return READER
+    if (BILL_NO.search(text) or _BY_ID.search(text)) and ops != ["create"]:
+        return READER  # a bill, or a draft named by its id as Tryton names it: 把销售订单(1)的说明改成…
     if "create" in ops and _QTY_SAID.search(re.sub(r"[一1](?:张|份|个)(?=报价)", "", text)):
         return READER  # a new bill with its lines said; without them, the form path collects them
     return None

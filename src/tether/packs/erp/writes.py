@@ -66,13 +66,14 @@ _BY_ID = re.compile(r"[（(]\s*(\d{1,9})\s*[)）]|#\s*(\d{1,9})(?![0-9])")
 
 
 def _by_id(text: str, catalog: Catalog) -> tuple[FormMeta, re.Match[str]] | None:
-    """The writable form without a bill prefix a record named by its id belongs to (the form named
-    right before it, else the only such form with lines), and where the id is."""
+    """The writable bill form without a bill prefix a record named by its id belongs to (the form
+    named right before it, else the only such form), and where the id is. The demo ERP's bills all
+    have prefixes: none is named so there."""
     at = _BY_ID.search(text)
     if at is None:
         return None
-    forms = [f for f in catalog.forms if f.writable and not f.bill_prefix]
-    named = _form_said_before(text[: at.start()], forms) or [f for f in forms if f.details]
+    forms = [f for f in catalog.forms if f.writable and f.details and not f.bill_prefix]  # bills, not master data
+    named = _form_said_before(text[: at.start()], forms) or forms
     return (named[0], at) if len(named) == 1 else None
 
 
