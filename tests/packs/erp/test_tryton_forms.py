@@ -79,3 +79,18 @@ def test_rows_become_plain_columns() -> None:
     }
     assert read_fields(BY_MODEL["sale.sale"], SPECS) == ["number", "party", "party.rec_name", "sale_date", "state",
                                                          "total_amount"]  # fmt: skip
+
+
+def test_the_same_fields_in_another_language_are_the_aliases_of_their_labels_and_options() -> None:
+    from tether.packs.erp.tryton_forms import add_aliases
+
+    english = {**SPECS, "state": {**SPECS["state"], "string": "State", "selection": [["draft", "Draft"]]}}
+    english["party"] = {**SPECS["party"], "string": "Party"}
+    master = [m for n, spec in SPECS.items() for m in field_meta(n, spec)]
+    add_aliases(master, [m for n, spec in english.items() for m in field_meta(n, spec)], "column")
+    by = {f["column"]: f for f in master}
+    assert by["party_id"]["aliases"] == ["Party"] and by["party_name"]["aliases"] == ["Party"]
+    assert by["state"]["aliases"] == ["State"] and by["state"]["optionAliases"] == [
+        {"value": "draft", "label": "Draft"}
+    ]
+    assert "aliases" not in by["number"]  # the same label in both: nothing to add

@@ -36,6 +36,7 @@ TERM_SYNONYMS: dict[str, str] = {
     "price": "单价",
     "成本价": "成本",
     "cost": "成本",
+    "卖": "售价",  # 卖多少钱: what it sells for
 }
 # business words that name a form by what it records (销售额 is the amount of sales orders; 下单
 # is placing one): word -> the form names or aliases they stand for; a word whose forms the user
@@ -48,15 +49,20 @@ FORM_WORDS: dict[str, tuple[str, ...]] = {
     "回款额": ("收款单", "receipt"),
     "收款额": ("收款单", "receipt"),
     "sales": ("销售订单", "sales order"),
+    "sales order": ("销售订单", "sales order"),
+    "purchase order": ("采购订单", "purchase order"),
+    "invoice": ("发票", "invoice"),
     "还剩": ("库存", "stock"),
     "剩下": ("库存", "stock"),
     "剩余": ("库存", "stock"),
     "还有多少货": ("库存", "stock"),
 }
+# what is left of a stock said without a form word (联轴器还剩几个): the quantity a form holds
+LEFT = re.compile(r"还剩|剩下|剩余|剩")
 # endings a label drops when a clerk names it: 逾期天数 → 逾期, 客户名称 → 客户
 # nouns a label ends with that a clerk says alone: 未收余额 → 余额
 LABEL_TAILS = ("余额", "单价", "成本", "额度", "类别", "到期日", "型号")
-LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "号", "型号")  # 采购单号 → 采购单, 规格型号 → 规格
+LABEL_SUFFIXES = ("名称", "编码", "天数", "日期", "类别", "号", "型号", "数量")  # 采购单号 → 采购单, 库存数量 → 库存
 LABEL_PREFIXES = (
     "最近",
     "最新",
@@ -87,7 +93,7 @@ ASKS_VALUE = re.compile(
 )
 # what is left of a quantity (深沟球轴承还剩多少): the sum of the form's quantity
 REMAIN = re.compile(
-    r"还剩|剩下|剩余|还有(?:多少|几)|(?<!安全)库存(?:数量|量)?(?:是|还有|有)?(?:多少|几)|(?:有|剩)(?:多少|几\S?)库存"
+    r"还剩|剩下|剩余|剩(?:多少|几)|还有(?:多少|几)|(?<!安全)库存(?:数量|量)?(?:是|还有|有)?(?:多少|几)|(?:有|剩)(?:多少|几\S?)库存"
     r"|how many left|left in stock|on hand|in stock|still have|(?<!safety )stock of",
     re.I,
 )
@@ -108,10 +114,14 @@ MANY = re.compile(r"哪些|哪几|有哪|都有|\bwhich\b|\blist\b", re.I)
 # the price of one unit of one record (伺服电机多少钱一台): that record's unit price, never a sum
 PER_UNIT = re.compile(r"多少钱\s*(?:一|1|每)|每\S{0,2}多少钱|单价|价格|价钱|售价|price", re.I)
 # what is still owed (欠供应商的钱, 未收): the balance, not the bill's total
-OWED = re.compile(r"欠|未付|未收|没(?:有)?付|没(?:有)?收|余额|outstanding|owed?|unpaid", re.I)
+OWED = re.compile(
+    r"欠|未付|未收|没(?:有)?付|没(?:有)?收|余额|outstanding|owed?|unpaid|(?:to be|not(?: yet)?) paid", re.I
+)
 # not (yet) paid (没收完款, 还没付, 未收, unpaid): a balance above zero, on a form that holds one
 UNPAID = re.compile(
-    r"(?:还)?(?:没|未)(?:有)?(?:收|付|结)(?:完|清|齐|回来|回|到)?(?:款|钱)?|\bunpaid\b|\boutstanding\b|\bopen\b", re.I
+    r"(?:还)?(?:没|未)(?:有)?(?:收|付|结)(?:完|清|齐|回来|回|到)?(?:款|钱)?|\bunpaid\b|\boutstanding\b|\bopen\b"
+    r"|\b(?:still )?(?:to be|not(?: yet)?) paid\b",
+    re.I,
 )
 # an amount of money, also a business word's amount (采购额, 开票额, 成交额: the money of it)
 MONEY = re.compile(

@@ -84,7 +84,8 @@ def _vocabulary(values: Iterable[str], forms: Iterable[FormMeta]) -> Iterator[st
         for labelled in (form.fields, form.filters):
             for item in labelled:
                 yield item.label
-                yield from (label for _, label in item.options)
+                yield from item.aliases
+                yield from (label for _, label in (*item.options, *item.option_aliases))
 
 
 def find_mentions(

@@ -25,6 +25,8 @@ class FieldMeta:
     ref: str | None = None
     max_length: int | None = None
     read_only: bool = False
+    aliases: tuple[str, ...] = ()  # the label in the ERP's other languages (found, never shown)
+    option_aliases: tuple[tuple[str, str], ...] = ()  # (value, label) in the other languages
 
     @property
     def numeric(self) -> bool:
@@ -39,10 +41,23 @@ class FilterMeta:
     column: str
     op: str = "eq"  # eq | like | gte | lte
     options: tuple[tuple[str, str], ...] = ()
+    aliases: tuple[str, ...] = ()
+    option_aliases: tuple[tuple[str, str], ...] = ()
 
 
 def _options(raw: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(o.get("value")), str(o.get("label") or o.get("value"))) for o in raw or [] if isinstance(o, dict))
+
+
+def _aliases(raw: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(str(a) for a in raw.get("aliases") or () if a)
+
+
+def _field(f: dict[str, Any]) -> FieldMeta:
+    return FieldMeta(
+        str(f["column"]), str(f.get("label") or f["column"]), str(f.get("type") or "text"), _options(f.get("options")),
+        f.get("ref"), f.get("maxLength"), bool(f.get("readOnly")), _aliases(f), _options(f.get("optionAliases")),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,19 +81,12 @@ class FormMeta:
         aliases = card.get("aliases") or ()
         if isinstance(aliases, str):
             aliases = [a for a in _SPLIT.split(aliases) if a]
-        fields = tuple(
-            FieldMeta(str(f["column"]), str(f.get("label") or f["column"]), str(f.get("type") or "text"),
-                      _options(f.get("options")), f.get("ref"), f.get("maxLength"), bool(f.get("readOnly")))
-            for f in config.get("master") or [] if f.get("column")
-        )  # fmt: skip
-        details = tuple(
-            FieldMeta(str(f["column"]), str(f.get("label") or f["column"]), str(f.get("type") or "text"),
-                      _options(f.get("options")), f.get("ref"), f.get("maxLength"), bool(f.get("readOnly")))
-            for f in (config.get("detail") or {}).get("fields") or [] if f.get("column")
-        )  # fmt: skip
+        fields = tuple(_field(f) for f in config.get("master") or [] if f.get("column"))
+        details = tuple(_field(f) for f in (config.get("detail") or {}).get("fields") or [] if f.get("column"))
         filters = tuple(
             FilterMeta(str(f["name"]), str(f.get("label") or f["name"]), str(f.get("type") or "text"),
-                       str(f.get("column") or f["name"]), str(f.get("op") or "eq"), _options(f.get("options")))
+                       str(f.get("column") or f["name"]), str(f.get("op") or "eq"), _options(f.get("options")),
+                       _aliases(f), _options(f.get("optionAliases")))
             for f in config.get("filters") or [] if f.get("name")
         )  # fmt: skip
         return cls(

@@ -28,7 +28,7 @@ from tether.packs.erp.mentions import (
 )
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
-from tether.packs.erp.shapes import group_column, group_word, money_field, quantity_field, shape
+from tether.packs.erp.shapes import group_column, group_word, money_field, owed_field, quantity_field, says, shape
 from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, find_terms, free
 
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
@@ -116,7 +116,8 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
             return Refusal(_unknown_words([bill_no], forms, english))
         taken.append(m.span())
     terms = find_terms(text, forms, taken)
-    taken += [t.span for t in terms]
+    terms += _referred(terms, forms)
+    taken += [t.span for t in terms] + _left(text, taken + [t.span for t in terms], forms)
     mentions, unknown = find_mentions(text, taken, catalog.rows, forms)
     mentions = same_records(mentions)
     if prefer:
@@ -128,7 +129,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         chosen = [named]
     if not chosen:
         return _not_granted(text, catalog, english) or Refusal(_unknown_words([], forms, english))
-    chosen = _owing(chosen, forms, text, terms)
+    chosen = _owing(chosen, forms, text, terms, mentions)
     if len(chosen) > 1:
         names = [f.name for f in forms if f.form_id in chosen]
         ask = "Which form do you mean?" if english else "您问的是哪张表单？"
@@ -183,7 +184,32 @@ def _labels_in(text: str, forms: list[FormMeta]) -> list[tuple[int, int]]:
     return spans
 
 
-def _owing(chosen: list[str], forms: list[FormMeta], text: str, terms: list[Term]) -> list[str]:
+def _referred(terms: list[Term], forms: list[FormMeta]) -> list[Term]:
+    """A question that names no form but a field referring to another form (上海有哪些客户: 客户
+    is the sale's and the invoice's reference to the parties) names the form referred to: the
+    customers are its records, not the sales' customer column."""
+    if any(t.kind in ("name", "alias", "gapped") for t in terms):
+        return []
+    ids = {f.form_id for f in forms}
+    out: dict[tuple[tuple[int, int], str], Term] = {}
+    for t in terms:
+        ref = t.target.ref if t.kind == "label" and isinstance(t.target, FieldMeta) else None
+        if ref in ids and ref != t.form_id:
+            out.setdefault((t.span, str(ref)), Term(t.text, t.span, str(ref), "alias"))
+    return list(out.values())
+
+
+def _left(text: str, taken: list[tuple[int, int]], forms: list[FormMeta]) -> list[tuple[int, int]]:
+    """还剩 / 剩下 said where no form word explains it (联轴器还剩几个 on a product form holding its
+    stock): the quantity the shape reads (``lexicon.REMAIN``), where a granted form holds one."""
+    if not lexicon.REMAIN.search(text) or not any(quantity_field(f) for f in forms):
+        return []
+    return [m.span() for m in lexicon.LEFT.finditer(text) if free(m.span(), taken)]
+
+
+def _owing(
+    chosen: list[str], forms: list[FormMeta], text: str, terms: list[Term], mentions: list[list[Mention]]
+) -> list[str]:
     """常州力拓欠我们多少 fits 销售发票, 收款单 and 应收账龄 alike by 客户: what is owed is read from
     the one form that holds a balance (未收余额), not asked about; 哪些发票没收款 names 销售发票, which
     holds no balance, and 应收账龄 (by its 发票号), which does: the unpaid ones are that form's."""
@@ -191,9 +217,11 @@ def _owing(chosen: list[str], forms: list[FormMeta], text: str, terms: list[Term
         return chosen
 
     def owes(f: FormMeta) -> bool:
-        return (m := money_field(f, text)) is not None and "余额" in m.label
+        return (m := money_field(f, text)) is not None and m == owed_field(f)
 
-    pool = chosen if len(chosen) > 1 else [] if owes(_by_id(forms, chosen[0])) else [t.form_id for t in terms]
+    # 天府食品还欠我们多少钱 names a party: what it owes is on the one form of its records that holds a balance
+    named = [t.form_id for t in terms] + [m.seen.form_id for group in mentions for m in group]
+    pool = chosen if len(chosen) > 1 else [] if owes(_by_id(forms, chosen[0])) else named
     owing = [f.form_id for f in forms if f.form_id in pool and owes(f)]
     return owing if len(owing) == 1 else chosen
 
@@ -214,7 +242,7 @@ def _stocked(form: FormMeta, forms: list[FormMeta], mentions: list[list[Mention]
     if not lexicon.REMAIN.search(text) or quantity_field(form) is not None:
         return form
     seen = {m.seen.form_id for group in mentions for m in group}
-    stocked = [f for f in forms if f.form_id in seen and (q := quantity_field(f)) is not None and "库存" in q.label]
+    stocked = [f for f in forms if f.form_id in seen and (q := quantity_field(f)) is not None and says(q, "库存")]
     return stocked[0] if len(stocked) == 1 else form
 
 
@@ -299,7 +327,7 @@ def _apply_unpaid(reading: Reading, text: str, english: bool) -> Refusal | None:
     said = lexicon.UNPAID.search(text)
     if said is None or not free(said.span(), _labels_in(text, [reading.form])):
         return None
-    balance = next((f for f in reading.form.fields if f.numeric and "余额" in f.label), None)
+    balance = owed_field(reading.form)
     if balance is None or balance.column not in reading.form.columns:
         return Refusal(_unknown_words([said[0]], [reading.form], english))
     reading.where.append((balance.column, ">", 0))

@@ -12,12 +12,26 @@ from tether.packs.erp.readings import Reading
 from tether.packs.erp.wording import Term, cores
 
 
-def money_field(form: FormMeta, text: str = "") -> FieldMeta | None:
-    """The form's amount: its total, or its balance when the question asks what is owed."""
+def says(f: FieldMeta, word: str) -> bool:
+    """Whether the field's label, in any of the ERP's languages, holds ``word``."""
+    return any(word in label for label in (f.label, *f.aliases))
+
+
+def owed_field(form: FormMeta) -> FieldMeta | None:
+    """The number of what is still owed: its label says a balance (未收余额) or unpaid (未收金额)."""
     numeric = [f for f in form.fields if f.numeric]
-    words = ("余额", "合计", "金额") if lexicon.OWED.search(text) else ("合计", "金额", "余额")
-    for word in words:
-        hit = next((f for f in numeric if word in f.label and "不含税" not in f.label), None)
+    return next((f for f in numeric if says(f, "余额")), None) or next(
+        (f for f in numeric if any(lexicon.UNPAID.search(label) for label in (f.label, *f.aliases))), None
+    )
+
+
+def money_field(form: FormMeta, text: str = "") -> FieldMeta | None:
+    """The form's amount: its total, or what is still owed when the question asks that."""
+    numeric = [f for f in form.fields if f.numeric]
+    if lexicon.OWED.search(text) and (owed := owed_field(form)) is not None:
+        return owed
+    for word in ("合计", "金额", "余额"):
+        hit = next((f for f in numeric if says(f, word) and not says(f, "不含税")), None)
         if hit:
             return hit
     return price_field(form) if lexicon.PRICE.search(text) else None
@@ -26,12 +40,12 @@ def money_field(form: FormMeta, text: str = "") -> FieldMeta | None:
 def price_field(form: FormMeta) -> FieldMeta | None:
     """The form's unit price (单价), else a number whose label says 价: what one unit costs."""
     numeric = [f for f in form.fields if f.numeric]
-    return next((f for f in numeric if "单价" in f.label), None) or next((f for f in numeric if "价" in f.label), None)
+    return next((f for f in numeric if says(f, "单价")), None) or next((f for f in numeric if says(f, "价")), None)
 
 
 def quantity_field(form: FormMeta) -> FieldMeta | None:
     """The form's quantity (库存数量, 现存量): a number whose label says 量."""
-    return next((f for f in form.fields if f.numeric and "量" in f.label), None)
+    return next((f for f in form.fields if f.numeric and says(f, "量")), None)
 
 
 def date_field(form: FormMeta) -> FieldMeta | None:

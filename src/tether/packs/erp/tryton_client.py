@@ -28,6 +28,7 @@ from tether.packs.erp.tryton_forms import (
     FORMS,
     LINE_COLUMNS,
     ModelForm,
+    add_aliases,
     domain_of,
     field_meta,
     filters_of,
@@ -76,6 +77,7 @@ class TrytonClient:
         self._models: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}
         self._specs: dict[tuple[str, str], tuple[float, dict[str, dict[str, Any]]]] = {}
         self._contexts: dict[str, tuple[float, dict[str, Any]]] = {}  # a session's Tryton context (company…)
+        self._languages: tuple[float, list[str]] | None = None
         self._writes = TrytonWrites(self._call, self._all_fields, self.link)
 
     async def aclose(self) -> None:
@@ -194,18 +196,36 @@ class TrytonClient:
 
     # ---- metadata ---------------------------------------------------------------------------------
 
-    async def _model_rows(self, token: str) -> dict[str, dict[str, Any]]:
+    async def _model_rows(self, token: str, language: str | None = None) -> dict[str, dict[str, Any]]:
         now = time.monotonic()
-        language = str((await self._context(token)).get("language") or self.language)
+        language = language or await self._language(token)
         kept = self._models.get(language)
         if kept is not None and now - kept[0] < self._ttl:
             return kept[1]
         rows = await self._call(
             token, "model.ir.model.search_read", [["name", "in", [f.model for f in FORMS]]], 0, None, None,
-            ["name", "string", "module"],
+            ["name", "string", "module"], extra={"language": language},
         )  # fmt: skip
         self._models[language] = (now, {str(r["name"]): r for r in rows})
         return self._models[language][1]
+
+    async def _language(self, token: str) -> str:
+        return str((await self._context(token)).get("language") or self.language)
+
+    async def _other_languages(self, token: str) -> list[str]:
+        """The database's other languages (``ir.lang`` translatable), kept a while: a form, a
+        field or an option is found by its name in any of them, and shown in the user's."""
+        now = time.monotonic()
+        if self._languages is None or now - self._languages[0] >= self._ttl:
+            try:
+                rows = await self._call(token, "model.ir.lang.search_read", [["translatable", "=", True]], 0, None,
+                                        None, ["code"])  # fmt: skip
+                codes = [str(r["code"]) for r in rows]
+            except ErpRefused:
+                codes = []
+            self._languages = (now, codes)
+        own = await self._language(token)
+        return [code for code in self._languages[1] if code != own]
 
     async def _form(self, token: str, form_id: str) -> tuple[ModelForm, dict[str, Any]]:
         for model, row in (await self._model_rows(token)).items():
@@ -213,49 +233,44 @@ class TrytonClient:
                 return BY_MODEL[model], row
         raise ErpRefused(404, f"no such form: {str(form_id)[:40]!r}")
 
-    async def _fields(self, token: str, model: str, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-        """``fields_get`` as this user sees it (cached per user: field access may differ)."""
+    async def _fields(
+        self, token: str, model: str, names: tuple[str, ...], language: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """``fields_get`` as this user sees it (cached per user: field access may differ), in the
+        user's language or ``language``."""
         now = time.monotonic()
-        key = (hashlib.sha256(token.encode()).hexdigest(), f"{model}:{','.join(names)}")
+        key = (hashlib.sha256(token.encode()).hexdigest(), f"{model}:{','.join(names)}:{language or ''}")
         hit = self._specs.get(key)
         if hit is not None and now - hit[0] < self._ttl:
             return hit[1]
-        specs = await self._call(token, f"model.{model}.fields_get", list(names))
+        extra = {"language": language} if language else None
+        specs = await self._call(token, f"model.{model}.fields_get", list(names), extra=extra)
         if len(self._specs) >= _MAX_CACHED:
             self._specs.clear()
         self._specs[key] = (now, specs)
         return dict(specs)
 
     async def forms(self, token: str) -> list[dict[str, Any]]:
-        return [
-            {"formId": str(row["id"]), "name": str(row.get("string") or model), "module": row.get("module") or "",
-             "aliases": [], "description": "", "view": ""}
-            for model, row in (await self._model_rows(token)).items()
-        ]  # fmt: skip
+        others = [await self._model_rows(token, language) for language in await self._other_languages(token)]
+        out = []
+        for model, row in (await self._model_rows(token)).items():
+            name = str(row.get("string") or model)
+            aliases = [str(o[model]["string"]) for o in others if model in o and o[model].get("string")]
+            out.append({"formId": str(row["id"]), "name": name, "module": row.get("module") or "",
+                        "aliases": list(dict.fromkeys(a for a in aliases if a != name)), "description": "", "view": ""})  # fmt: skip
+        return out
 
     async def config(self, token: str, form_id: str) -> dict[str, Any]:
         form, row = await self._form(token, form_id)
-        specs = await self._fields(token, form.model, form.fields)
         rights = (await self._access(token)).get(form.model) or {}
         writable = bool(form.editable) and bool(rights.get("create")) and bool(rights.get("write"))
         form_ids = {model: str(r["id"]) for model, r in (await self._model_rows(token)).items()}
-        named = [(n, specs[n]) for n in form.fields if n in specs and n != "addresses"]
-        master = [m for n, spec in named for m in field_meta(n, spec)]
-        if "addresses" in form.fields:
-            master += await self._address_fields(token)
-        detail = None
-        if form.lines and form.line_model:
-            line_specs = await self._fields(token, form.line_model, form.line_fields)
-            lines = [m for n in form.line_fields if n in line_specs
-                     for m in field_meta(n, line_specs[n], LINE_COLUMNS.get(n))]  # fmt: skip
-            detail = {"fields": lines, "minLines": 1, "maxLines": 50, "listPriceColumn": "list_price_used"}
-        filters = filters_of(named)
-        if "addresses" in form.fields:
-            filters += [
-                {"name": f["column"], "label": f["label"], "type": "text", "column": f["column"], "op": "like"}
-                for f in master
-                if f["column"] in ("city", "street")
-            ]
+        master, detail, filters = await self._layout(token, form, None)
+        for language in await self._other_languages(token):  # a label in either language finds its field
+            other = await self._layout(token, form, language)
+            add_aliases(master, other[0], "column")
+            add_aliases((detail or {}).get("fields") or [], (other[1] or {}).get("fields") or [], "column")
+            add_aliases(filters, other[2], "name")
         config: dict[str, Any] = {
             "formId": str(row["id"]),
             "name": str(row.get("string") or form.model),
@@ -271,7 +286,35 @@ class TrytonClient:
         }
         if writable:
             await self._as_writable(token, form, config, form_ids)
+        for f in master:  # a reference to another form names it by its id, as on any ERP
+            if f.get("ref") in form_ids:
+                f["ref"] = form_ids[str(f["ref"])]
         return config
+
+    async def _layout(
+        self, token: str, form: ModelForm, language: str | None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[dict[str, Any]]]:
+        """A form's fields, its lines' fields and its filters, labelled in ``language`` (default:
+        the user's)."""
+        specs = await self._fields(token, form.model, form.fields, language)
+        named = [(n, specs[n]) for n in form.fields if n in specs and n != "addresses"]
+        master = [m for n, spec in named for m in field_meta(n, spec)]
+        if "addresses" in form.fields:
+            master += await self._address_fields(token, language)
+        detail = None
+        if form.lines and form.line_model:
+            line_specs = await self._fields(token, form.line_model, form.line_fields, language)
+            lines = [m for n in form.line_fields if n in line_specs
+                     for m in field_meta(n, line_specs[n], LINE_COLUMNS.get(n))]  # fmt: skip
+            detail = {"fields": lines, "minLines": 1, "maxLines": 50, "listPriceColumn": "list_price_used"}
+        filters = filters_of(named)
+        if "addresses" in form.fields:
+            filters += [
+                {"name": f["column"], "label": f["label"], "type": "text", "column": f["column"], "op": "like"}
+                for f in master
+                if f["column"] in ("city", "street")
+            ]
+        return master, detail, filters
 
     async def _as_writable(self, token: str, form: ModelForm, config: dict[str, Any], form_ids: dict[str, str]) -> None:
         """A writable form's fields as a proposal fills them: what the form may set is not
@@ -334,8 +377,8 @@ class TrytonClient:
         """Every field of ``model`` as this user sees it (a write's types and defaults)."""
         return await self._fields(token, model, ())
 
-    async def _address_fields(self, token: str) -> list[dict[str, Any]]:
-        specs = await self._fields(token, "party.address", ("city", "street"))
+    async def _address_fields(self, token: str, language: str | None = None) -> list[dict[str, Any]]:
+        specs = await self._fields(token, "party.address", ("city", "street"), language)
         return [m for n in ("city", "street") if n in specs for m in field_meta(n, specs[n])]
 
     # ---- reads ------------------------------------------------------------------------------------

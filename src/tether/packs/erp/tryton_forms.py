@@ -131,6 +131,20 @@ def field_meta(name: str, spec: dict[str, Any], column: str | None = None) -> li
     ]
 
 
+def add_aliases(items: list[dict[str, Any]], other: list[dict[str, Any]], key: str) -> None:
+    """``other``'s labels and option labels (the same fields in another language, matched by
+    ``key``) as the aliases of ``items``' own: a question in either language finds the field."""
+    by_key = {str(o.get(key)): o for o in other}
+    for item in items:
+        twin = by_key.get(str(item.get(key)))
+        if twin is None:
+            continue
+        if twin.get("label") and twin["label"] != item.get("label"):
+            item["aliases"] = [*(item.get("aliases") or []), twin["label"]]
+        if twin.get("options"):
+            item["optionAliases"] = [*(item.get("optionAliases") or []), *twin["options"]]
+
+
 def filters_of(fields: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for name, spec in fields:

@@ -71,23 +71,48 @@ def _build_index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]
         labelled: list[Any] = [*form.fields, *form.filters]
         bare: dict[str, set[str]] = {}
         for item in labelled:
-            bare.setdefault(without_unit(item.label), set()).add(item.label)
+            for label in (item.label, *_aliases_of(item)):
+                bare.setdefault(without_unit(label), set()).add(label)
         for item in labelled:
-            for core in cores(item.label):
-                if core != item.label and len(bare.get(core, ())) > 1:
-                    continue  # 交期 for 交期(天) and 交期(周) names neither: the reader does not guess
-                rows.append((core, form.form_id, LABEL, "label", item))
-                rows += [(s, form.form_id, LABEL, "label", item) for s, t in lexicon.TERM_SYNONYMS.items() if t == core]
-            for value, label in item.options:
+            for label in (item.label, *_aliases_of(item)):
+                for core in cores(label):
+                    if core != label and len(bare.get(core, ())) > 1:
+                        continue  # 交期 for 交期(天) and 交期(周) names neither: the reader does not guess
+                    rows.append((core, form.form_id, LABEL, "label", item))
+                    rows += [
+                        (s, form.form_id, LABEL, "label", item) for s, t in lexicon.TERM_SYNONYMS.items() if t == core
+                    ]
+            for value, label in (*item.options, *_option_aliases_of(item)):
                 if len(label) < 2:  # units (个, 张) are measure words in a question, not options
                     continue
                 column = item.column
-                rows.append((label, form.form_id, LABEL, "option", (column, value)))
-                rows += [
-                    (s, form.form_id, LABEL, "option", (column, value)) for s in lexicon.STATE_SYNONYMS.get(label, ())
-                ]
+                rows += [(said, form.form_id, LABEL, "option", (column, value)) for said in _option_words(label)]
     rows.sort(key=lambda r: -len(r[0]))
     return rows
+
+
+def _option_words(label: str) -> list[str]:
+    """An option's label and the ways a clerk says it: its synonyms, and a state 已X said 已经X or
+    X了 (已过账: 已经过账了, 过账了)."""
+    out = [label, *lexicon.STATE_SYNONYMS.get(label, ())]
+    if label.startswith("已") and len(label) >= 3 and CJK.match(label[1]):
+        out += [f"已经{label[1:]}", f"{label[1:]}了"]
+    return out
+
+
+def _said(word: str) -> bool:
+    """Whether another language's label may name its field: not a word the shape reads (an English
+    "Total" or "Number" is the question's sum or count, not a field)."""
+    return len(word) >= 2 and not lexicon.FILLER_RE.fullmatch(word.strip())
+
+
+def _aliases_of(item: Any) -> list[str]:
+    return [a for a in item.aliases if a != item.label and _said(a)]
+
+
+def _option_aliases_of(item: Any) -> list[tuple[str, str]]:
+    own = {label for _, label in item.options}
+    return [(v, label) for v, label in item.option_aliases if label not in own and _said(label)]
 
 
 def free(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
