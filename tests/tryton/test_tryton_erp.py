@@ -21,6 +21,8 @@ import pytest
 
 from tests.servers import ServerProcess
 from tests.tryton.conftest import PreparedTryton
+from tether.errors import ConfigError
+from tether.packs.erp.tryton_client import TrytonClient
 from tether.packs.erp.tryton_forms import FORMS
 from tether.packs.erp.tryton_rpc import TrytonRpc
 from tether.tryton import demo_data
@@ -211,6 +213,25 @@ def test_doctor_checks_tryton_and_a_login_through_it(stack: Stack) -> None:
     assert "logged in as sales" in good.stdout and PASSWORDS["sales"] not in good.stdout
     bad = doctor("not-the-password")
     assert bad.returncode == 1 and "refused the login of sales" in bad.stdout, bad.stdout
+
+
+def test_an_approver_group_tryton_does_not_have_is_a_config_error_naming_the_setting(stack: Stack) -> None:
+    """TETHER_ERP_TRYTON_APPROVERS with a group no module of the database defines: the first
+    login's ``me`` says so as the operator's mistake, not as Tryton failing (an outage, a 503)."""
+
+    async def me_with(approvers: dict[str, str]) -> dict[str, Any]:
+        client = TrytonClient(stack.trytond.url, stack.trytond.database, approvers=approvers)
+        try:
+            session = await client.login("manager", PASSWORDS["manager"])
+            return await client.me(session["token"])
+        finally:
+            await client.aclose()
+
+    bad = {"sale.group_sale_admin": "approve.sales", "sale.no_such_group": "approve.sales"}
+    with pytest.raises(ConfigError) as refused:
+        asyncio.run(me_with(bad))
+    assert "TETHER_ERP_TRYTON_APPROVERS" in str(refused.value) and "sale.no_such_group" in str(refused.value)
+    assert "approve.sales" in asyncio.run(me_with({"sale.group_sale_admin": "approve.sales"}))["sAuthsId"]
 
 
 def test_tryton_down_is_503_with_retry_after_never_a_login_refused(stack: Stack) -> None:

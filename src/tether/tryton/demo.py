@@ -26,12 +26,13 @@ QUESTIONS = (
 )
 
 
-def _tether(url: str, port: int, host: str) -> subprocess.Popen[bytes]:
+def _tether(url: str, port: int, host: str, database: str) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "TETHER_PACKS": os.environ.get("TETHER_PACKS", "tether.erp_demo.pack,tether.packs.erp.pack"),
         "TETHER_ERP_KIND": "tryton",
         "TETHER_ERP_BASE_URL": url,
+        "TETHER_ERP_TRYTON_DATABASE": database,  # the one prepared (TETHER_TRYTON_DATABASE), SQLite or PostgreSQL
         "TETHER_DATABASE_URL": os.environ.get("TETHER_DATABASE_URL", "sqlite:///./var/tether-tryton.db"),
         "TETHER_PUBLIC_URL": f"http://{host}:{port}",
     }
@@ -94,7 +95,7 @@ def run(host: str, port: int, once: bool) -> int:
     with start_trytond(settings) as trytond:
         base = f"http://{host}:{port}"
         print(f"tether tryton demo: starting tether at {base} (TETHER_ERP_KIND=tryton) …", flush=True)
-        tether = _tether(trytond.url, port, host)
+        tether = _tether(trytond.url, port, host, trytond.database)
         try:
             _wait(base, tether)
             passwords = {u.login: u.password for u in demo_data.USERS}

@@ -217,3 +217,21 @@ ZH_CN = {
     ("account.invoice,state", "selection", "Paid"): "已收款",
     ("account.invoice,state", "selection", "Cancelled"): "已取消",
 }
+
+# A second company in the same database, not ours (appended: nothing above depends on it). Tryton's
+# record rules keep its sales and invoices to the users whose companies include it — its own
+# salesperson, never the users above, whose companies are COMPANY only. Its sale is of services
+# (no stock moves in the shared warehouses), numbered by a sequence of its own (OTHER_PREFIX), and
+# invoiced and posted. Parties are shared between companies in Tryton: its customers are parties
+# every user may read, as in any Tryton.
+OTHER_COMPANY = "月华实业有限公司"
+OTHER_CUSTOMERS = ("云岭矿业有限公司", "北海渔业公司", "雪域高原贸易公司")  # codes X001…
+OTHER_USERS = (
+    DemoUser(
+        "rival", "周对手", "Rival-Tryton-8", ("sale.group_sale", "account.group_account"), "the other company's seller"
+    ),
+)
+OTHER_PREFIX = "YH-"  # its sales' numbers: YH-1…
+OTHER_INVOICE_PREFIX = "YHI-"  # its invoices' numbers: YHI-1…
+OTHER_PRICES = {"S001": Decimal("880.00"), "S002": Decimal("640.00")}  # its own list prices of the services
+OTHER_SALE = (0, (("S001", 7), ("S002", 9)))  # (customer index, (product code, hours)...): 7×880 + 9×640 = 11,920

@@ -39,6 +39,7 @@ def seed(database: str, config_file: Path) -> dict[str, int]:
         _purchase(parties["suppliers"][s], state, lines, products, places[n % 2], term, n)
         for n, (s, state, lines) in enumerate(data.PURCHASES)
     ]
+    _other_company(company, products, places[0], term, method)
     return {
         "parties": len(parties["customers"]) + len(parties["suppliers"]),
         "products": len(products),
@@ -46,6 +47,7 @@ def seed(database: str, config_file: Path) -> dict[str, int]:
         "users": len(data.USERS),
         "sales": len(sales),
         "purchases": len(purchases),
+        "companies": 2,  # and the other company's (demo_data.OTHER_COMPANY)
     }
 
 
@@ -77,9 +79,21 @@ def _company() -> Any:
 
 def _accounting(company: Any) -> dict[str, Any]:
     from trytond.modules.account.tests.tools import create_chart, get_accounts
-    from trytond.modules.account_invoice.tests.tools import set_fiscalyear_invoice_sequences
 
     create_chart(company)
+    _fiscal_year(company)
+    accounts: dict[str, Any] = get_accounts(company)
+    category = _model("product.category")(name="商品", accounting=True)
+    category.account_expense = accounts["expense"]
+    category.account_revenue = accounts["revenue"]
+    category.save()
+    accounts["category"] = category
+    return accounts
+
+
+def _fiscal_year(company: Any, invoice_prefix: str | None = None) -> None:
+    from trytond.modules.account_invoice.tests.tools import set_fiscalyear_invoice_sequences
+
     year = data.DEMO_DAY.year
     fiscalyear = _model("account.fiscalyear")(
         name=str(year),
@@ -92,14 +106,11 @@ def _accounting(company: Any) -> dict[str, Any]:
     move_sequence.save()
     fiscalyear.move_sequence = move_sequence
     set_fiscalyear_invoice_sequences(fiscalyear)
+    if invoice_prefix:
+        invoices = fiscalyear.invoice_sequences[0].out_invoice_sequence
+        invoices.prefix = invoice_prefix
+        invoices.save()
     fiscalyear.click("create_period")
-    accounts: dict[str, Any] = get_accounts(company)
-    category = _model("product.category")(name="商品", accounting=True)
-    category.account_expense = accounts["expense"]
-    category.account_revenue = accounts["revenue"]
-    category.save()
-    accounts["category"] = category
-    return accounts
 
 
 def _parties() -> dict[str, list[Any]]:
@@ -171,10 +182,10 @@ def _warehouses(products: list[Any]) -> dict[str, Any]:
     return found
 
 
-def _users(company: Any) -> None:
+def _users(company: Any, users: tuple[data.DemoUser, ...] = data.USERS) -> None:
     user = _model("res.user")
     group = _model("res.group")
-    for demo in data.USERS:
+    for demo in users:
         record = user(name=demo.name, login=demo.login, password=demo.password)
         record.language = _model("ir.lang").find([("code", "=", "zh_CN")])[0]
         record.companies.append(_model("company.company")(company.id))
@@ -313,3 +324,61 @@ def _purchase(supplier: Any, state: str, lines: Any, products: list[Any], wareho
         return purchase
     purchase.click("confirm")
     return purchase
+
+
+def _other_company(ours: Any, products: list[Any], warehouse: Any, term: Any, method: Any) -> None:
+    """The other company (``demo_data.OTHER_COMPANY``): its chart, year and sale sequence, its
+    customers and user, one sale of services invoiced and posted — made as the administrator
+    working in it, who then works in ours alone again (as before: the seed's counts stay ours)."""
+    from trytond.modules.account.tests.tools import create_chart, get_accounts
+
+    party = _model("party.party")(name=data.OTHER_COMPANY)
+    party.addresses[0].city = "昆明"
+    party.save()
+    company = _model("company.company")(party=party, currency=ours.currency)
+    company.save()
+    _work_in(company, add=company)
+    create_chart(company)
+    _fiscal_year(company, data.OTHER_INVOICE_PREFIX)
+    accounts = get_accounts(company)
+    category = _model("product.category").find([("name", "=", "商品")])[0]
+    category.account_expense, category.account_revenue = accounts["expense"], accounts["revenue"]
+    category.save()
+    sequence = _model("ir.sequence")(
+        name=data.OTHER_COMPANY, prefix=data.OTHER_PREFIX, company=company,
+        sequence_type=_model("ir.sequence.type")(_xml_id("sale.sequence_type_sale")),
+    )  # fmt: skip
+    sequence.save()
+    configuration = _model("sale.configuration")(1)
+    configuration.sale_sequence = sequence
+    configuration.save()
+    by_code = {p.code: n for n, p in enumerate(products)}
+    for code, price in data.OTHER_PRICES.items():
+        template = _model("product.template")(products[by_code[code]].template.id)
+        template.list_price = price
+        template.save()
+    customers = [_model("party.party")(name=name, code=f"X{n + 1:03d}") for n, name in enumerate(data.OTHER_CUSTOMERS)]
+    _model("party.party").save(customers)
+    _users(company, data.OTHER_USERS)
+    customer, lines = data.OTHER_SALE
+    indexed = tuple((by_code[code], hours) for code, hours in lines)
+    _sale(customers[customer], "processing", indexed, products, warehouse, term, method, len(data.SALES) - 1)
+    _work_in(ours, remove=company)
+
+
+def _work_in(company: Any, *, add: Any = None, remove: Any = None) -> None:
+    """The administrator's company, ``add``ing or ``remove``ing one they may work in, then their
+    context anew. One write each, in this order: the company must always be one of theirs (in one
+    write, Tryton checks the removal against the company being left)."""
+    from proteus.config import get_config
+
+    config = get_config()
+    user = _model("res.user")
+    for values in (
+        {"companies": [("add", [add.id])]} if add is not None else None,
+        {"company": company.id},
+        {"companies": [("remove", [remove.id])]} if remove is not None else None,
+    ):
+        if values is not None:
+            user._proxy.write([config.user], values, config.context)
+            config._context = user.get_preferences(True, {})

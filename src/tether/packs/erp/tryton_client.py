@@ -19,7 +19,7 @@ import hashlib
 import time
 from typing import Any
 
-from tether.pack import Op, ToolError
+from tether.pack import ConfigError, Op, ToolError
 from tether.packs.erp import messages
 from tether.packs.erp.breaker import CircuitBreaker
 from tether.packs.erp.client import ErpRefused, ErpUnreachable, LoginExpired
@@ -37,6 +37,7 @@ from tether.packs.erp.tryton_forms import (
 from tether.packs.erp.tryton_forms import read_fields as fields_to_read
 from tether.packs.erp.tryton_rpc import (
     RpcConcurrent,
+    RpcFailed,
     RpcRateLimited,
     RpcUnauthorised,
     RpcUnreachable,
@@ -93,6 +94,12 @@ class TrytonClient:
                 raise LoginExpired()
             context = {**(await self._context(token)), **(extra or {})} if method.startswith("model.") else {}
             answer = await self._rpc.call(header(token), method, *params, context=context)
+        except RpcFailed as exc:
+            if method != "model.ir.model.data.get_id":
+                self.breaker.failed()
+                raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
+            self.breaker.succeeded()  # get_id's KeyError: no such XML id in this database
+            raise ErpRefused(404, str(exc)) from None
         except RpcUnreachable as exc:
             self.breaker.failed()
             raise ErpUnreachable(self.breaker.retry_after_s(), str(exc)) from None
@@ -181,7 +188,9 @@ class TrytonClient:
         }
 
     async def _approval_grants(self, token: str, groups: list[int]) -> list[str]:
-        """The approval policy's grants this user's Tryton groups give (``approvers``)."""
+        """The approval policy's grants this user's Tryton groups give (``approvers``). A group
+        that is not one of the database's (a typo, a module not activated) is the setting's
+        mistake, said at the first login as a ``ConfigError`` — not an outage nor a refusal."""
         out = []
         for group, grant in self.approvers.items():
             if group not in self._group_ids:
@@ -189,7 +198,10 @@ class TrytonClient:
                 try:
                     self._group_ids[group] = int(await self._call(token, "model.ir.model.data.get_id", module, name))
                 except ErpRefused:
-                    self._group_ids[group] = None  # not a group of this database's modules
+                    raise ConfigError(
+                        f"TETHER_ERP_TRYTON_APPROVERS names {group!r} (for {grant!r}), which is no group in Tryton's "
+                        f"database {self.database!r}: write module.xml_id of a res.group (sale.group_sale_admin)"
+                    ) from None
             if self._group_ids[group] in groups:
                 out.append(grant)
         return out

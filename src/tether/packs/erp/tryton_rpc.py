@@ -38,6 +38,11 @@ class RpcRateLimited(RpcError):
     """429: Tryton locks a login out after too many failed attempts."""
 
 
+class RpcFailed(RpcUnreachable):
+    """Tryton answered with an exception of its own code (``[text, traceback]``), not a user error:
+    an outage to the breaker like any failure, except where a caller knows what it means."""
+
+
 class RpcUserError(RpcError):
     """Tryton refused the call in its own words: ``message`` (translated), ``description``."""
 
@@ -145,5 +150,5 @@ def _user_error(error: Any) -> RpcError:
             return RpcUserError(text, description, access=access or kind == "AccessError")
         return RpcUserError(text, description)
     if isinstance(error, list) and error:
-        return RpcUnreachable(f"Tryton failed: {str(error[0])[:200]}")
+        return RpcFailed(f"Tryton failed: {str(error[0])[:200]}")
     return RpcUnreachable("Tryton failed without saying why")
