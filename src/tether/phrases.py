@@ -203,30 +203,42 @@ def _loose(t: str, today: date) -> Period | None:
 
 @dataclass(frozen=True)
 class Comparison:
-    op: str  # ">=" or "<="
+    op: str  # ">", ">=", "<" or "<="
     value: float
     unit: str  # "天", "元", "" (a count), ...
     phrase: str
     span: tuple[int, int]
 
 
-_MORE = r"超过|大于|多于|高于|不少于|不低于|至少|超|>=|≥|>|more than|over|at least|above"
-_LESS = r"少于|小于|低于|不超过|不到|至多|最多|<=|≤|<|less than|under|at most|below"
+# strict words first: 超过500 is more than 500, 不少于 / 至少 / 以上 include the number itself
+_MORE_STRICT = r"超过|大于|多于|高于|超|>|more than|over|above|greater than"
+_MORE_EQUAL = r"不少于|不低于|至少|>=|≥|at least"
+_LESS_STRICT = r"少于|小于|低于|不到|<|less than|under|below|fewer than"
+_LESS_EQUAL = r"不超过|至多|最多|<=|≤|at most"
+_MORE = rf"{_MORE_EQUAL}|{_MORE_STRICT}"
+_LESS = rf"{_LESS_EQUAL}|{_LESS_STRICT}"
 _UNIT = r"(万元|万|元|块|天|日|个月|月|年|个|张|条|件|台|吨|米|笔|days?)?"
 _NUMBER = r"(\d+(?:\.\d+)?)"
-_BEFORE = re.compile(rf"({_MORE}|{_LESS})\s*{_NUMBER}\s*{_UNIT}", re.I)
+_BEFORE = re.compile(rf"({_LESS}|{_MORE})\s*{_NUMBER}\s*{_UNIT}", re.I)
 _AFTER = re.compile(rf"{_NUMBER}\s*{_UNIT}\s*(以上|以下|及以上|及以下|或以上|或以下|之上|之内|以内|\+)", re.I)
 _DAYS = ("天", "日", "day", "days")
 
 
+def _op_of(word: str) -> str:
+    for pattern, op in ((_MORE_EQUAL, ">="), (_MORE_STRICT, ">"), (_LESS_EQUAL, "<="), (_LESS_STRICT, "<")):
+        if re.fullmatch(pattern, word, re.I):
+            return op
+    raise ValueError(word)
+
+
 def comparisons(text: str) -> list[Comparison]:
-    """超过60天 → (>=, 60, 天); 金额大于5万 → (>=, 50000, 元); 30天以内 → (<=, 30, 天).
-    "超过 N" is read as at least N: the ERP's day filters are ≥ (最少逾期天数)."""
+    """库存超过500 → (>, 500); 不少于500 / 500以上 → (>=, 500); 金额大于5万 → (>, 50000, 元);
+    30天以内 → (<=, 30, 天); 低于100 → (<, 100). A day filter that only takes a minimum (the ERP's
+    最少逾期天数) reads "超过 N 天" as that minimum: the reader decides, not this."""
     found: list[Comparison] = []
     taken: list[tuple[int, int]] = []
     for m in _BEFORE.finditer(text):
-        op = ">=" if re.fullmatch(_MORE, m[1], re.I) else "<="
-        found.append(_comparison(op, m[2], m[3] or "", m.group(0), m.span()))
+        found.append(_comparison(_op_of(m[1]), m[2], m[3] or "", m.group(0), m.span()))
         taken.append(m.span())
     for m in _AFTER.finditer(text):
         if any(a <= m.start() < b for a, b in taken):
@@ -248,13 +260,13 @@ def _comparison(op: str, number: str, unit: str, phrase: str, span: tuple[int, i
 
 
 _TOP = re.compile(
-    r"(?:(?<![提之以])前\s*(\d{1,3})\s*(?:个|名|位|家|条|张|种)?|top\s*(\d{1,3})|最(?:大|高|多|小|低|少|贵|便宜)的\s*(\d{1,3})\s*(?:个|名|位|家|条|张|种))",
+    r"(?:(?:排名|排在|排)?(?<![提之以])前\s*(\d{1,3})\s*(?:个|名|位|家|条|张|种)?|top\s*(\d{1,3})|最(?:大|高|多|小|低|少|贵|便宜)的\s*(\d{1,3})\s*(?:个|名|位|家|条|张|种))",
     re.I,
 )
 
 
 def top_n(text: str) -> tuple[int, tuple[int, int]] | None:
-    """前5 / 前五个 (arabic first) / top 5 / 金额最大的5个 → (5, span)."""
+    """前5 / 前五个 (arabic first) / 排前3 / 排名前10 / top 5 / 金额最大的5个 → (5, span)."""
     m = _TOP.search(text)
     if not m:
         return None

@@ -48,13 +48,13 @@ BLOCKING = _words(
 LIGHT_VERBS = _words(
     "帮 帮忙 给 看 看看 瞧 瞧瞧 瞅 瞅瞅 查 查查 查询 查看 查找 搜 搜索 问 问问 告诉 告知 发 发给 叫 称 说 说说 讲 讲讲 "
     "想 想要 要 需要 知道 了解 列 列出 列举 显示 找 找找 拿 弄 整理 提供 确认 核对 来 去 有 是 在 能 能否 可以 "
-    "会 麻烦 请 请问 劳驾 拜托 谢谢 谢 您好 你好 报 看到 有没有"
+    "会 麻烦 请 请问 劳驾 拜托 谢谢 谢 您好 你好 报 看到 有没有 放 放在 存放 摆 发到 送到 寄到"
 )
 # adverbs of degree, time and mood that leave a reading as it is (还, 都, 到底, 现在)
 HARMLESS = _words(
     "还 都 也 已经 已 共 一共 总共 一起 到底 究竟 其实 确实 真的 具体 分别 一般 大致 马上 立即 立刻 尽快 赶紧 "
     "务必 一定 必须 顺便 麻烦 现在 目前 当前 如今 眼下 此刻 里 中 内 里面 里头 当中 之中 上 一下 一些 一点 "
-    "一点儿 有点 呀 啊 哦 哈 嗯 呃 您 咱 咱们"
+    "一点儿 有点 呀 啊 哦 哈 嗯 呃 您 咱 咱们 手上 手里 手头 全"
 )
 MEASURE = "个张条家笔单位种份名项次批台桶米吨根盒只件套块元下些点号"  # 几号: which day
 # measure words and numerals that ask, not count: 几台, 多少块, 一下 (a number stays content)

@@ -37,6 +37,7 @@ TERM_SYNONYMS: dict[str, str] = {
     "成本价": "成本",
     "cost": "成本",
     "卖": "售价",  # 卖多少钱: what it sells for
+    "缺": "缺口",  # 伺服电机缺多少: its shortage
 }
 # business words that name a form by what it records (销售额 is the amount of sales orders; 下单
 # is placing one): word -> the form names or aliases they stand for; a word whose forms the user
@@ -56,6 +57,11 @@ FORM_WORDS: dict[str, tuple[str, ...]] = {
     "剩下": ("库存", "stock"),
     "剩余": ("库存", "stock"),
     "还有多少货": ("库存", "stock"),
+    # English verbs and nouns of the forms (how much did we receive: the receipts)
+    "receive": ("收款单", "receipt"),
+    "received": ("收款单", "receipt"),
+    "order": ("销售订单", "sales order"),
+    "item": ("物料", "material"),
 }
 # what is left of a stock said without a form word (联轴器还剩几个): the quantity a form holds
 LEFT = re.compile(r"还剩|剩下|剩余|剩")
@@ -110,6 +116,10 @@ PRICE = re.compile(r"单价|价格|价钱|售价|多少钱\s*(?:一|1|每)|每\S
 # a list asked with its total (列出恒达未收的应收和合计): the rows, and their sum beside them
 LISTED = re.compile(r"列出|列一下|列个|清单|明细|哪些|\blist\b", re.I)
 # a list asked (哪些物料的单价超过1000元): many records, not the value of one
+# a yes/no question's tail (审核了没, 发货了没有, 开了吗): it asks, it does not negate; A-not-A
+# (审没审核, 是不是) is read as the same question (reader._normal)
+YES_NO = re.compile(r"(?<=[了过])\s*(?:没有?|吗|么)\s*$")
+A_NOT_A = re.compile(r"([\u4e00-\u9fff])没\1(\S*?)\s*$")
 MANY = re.compile(r"哪些|哪几|有哪|都有|\bwhich\b|\blist\b", re.I)
 # the price of one unit of one record (伺服电机多少钱一台): that record's unit price, never a sum
 PER_UNIT = re.compile(r"多少钱\s*(?:一|1|每)|每\S{0,2}多少钱|单价|价格|价钱|售价|price", re.I)
@@ -200,6 +210,11 @@ FILLER = tuple(
             "全部",
             "现在",
             "来着",
+            "单子",  # 是哪个客户的单子: the bill named
+            "issue",  # how many invoices did we issue: the invoices
+            "issued",
+            "quantity",  # as 数量: the shape reads what is counted or summed
+            "qty",
             # measure words after 几/多少 (几台, 多少米, 几桶): the unit, not a word to place
             "台",
             "桶",

@@ -69,13 +69,21 @@ def _read(form_id: str, filters: dict[str, Any], page_size: int = 20) -> list[di
     return [{"tool": "read_form_data", "args": args}]
 
 
+_LOW_EN = re.compile(
+    r"\b(?:below|under|short of|less than)\s+(?:the\s+|their\s+|its\s+)?safety stock|\blow stock|\breorder|\brestock",
+    re.I,
+)
+
+
 def _stock(query: str) -> dict[str, Any] | None:
-    if re.search(r"低于.*库存|库存.*(?:不足|预警)|缺货|补货", query):
-        return {
-            "plan": _read("4002", {}, 50),
-            "answer": "以下物料的现存量低于安全库存（共 ${prev.total} 种），建议尽快补货：\n\n"
-            f"${{prev|table:{DISPLAY['low_stock']}}}",
-        }
+    # below the safety stock, never a number (库存低于100 is a comparison: the reader's)
+    if re.search(r"低于安全库存|安全库存(?:以下|不足)|库存(?:不足|预警)|缺货|补货", query) or _LOW_EN.search(query):
+        lead = (
+            "Materials whose stock is below their safety stock (${prev.total}); reorder soon:"
+            if _LOW_EN.search(query)
+            else "以下物料的现存量低于安全库存（共 ${prev.total} 种），建议尽快补货："
+        )
+        return {"plan": _read("4002", {}, 50), "answer": f"{lead}\n\n${{prev|table:{DISPLAY['low_stock']}}}"}
     if "安全库存" in query:
         return None  # a material's safety stock is a field of the material: the reader's
     code = MATERIAL_CODE.search(query)

@@ -32,15 +32,18 @@ def sql_text(value: Any) -> str:
 
 
 def display_columns(form: FormMeta) -> list[str]:
-    """What a table of the form shows: its fields, a reference by its name column."""
+    """What a table of the form shows: its fields, a reference by its name column — and the record
+    a row is about (its first field, a reference: a stock row's material) by its code too."""
     out: list[str] = []
-    for f in form.fields:
+    for i, f in enumerate(form.fields):
         column = f.column
         if f.type == "ref" or column.endswith("_id"):
             stem = column[: -len("_id")] if column.endswith("_id") else column
             named = next((c for c in (f"{stem}_name", "bill_no") if c in form.columns), None)
             if named is None or (named == "bill_no" and stem not in ("invoice",)):
                 continue
+            if i == 0 and f"{stem}_code" in form.columns:
+                out.append(f"{stem}_code")
             column = named
         if f.type == "textarea" or (form.columns and column not in form.columns):
             continue

@@ -216,6 +216,7 @@ def _answer(result: QueryResult, guarded: GuardedQuery, cached: bool) -> dict[st
         "truncated": result.truncated or len(result.rows) >= guarded.limit,
         "cached": cached,
         "sql": guarded.sql,
+        "tables": list(guarded.tables),
     }
 
 

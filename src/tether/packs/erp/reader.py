@@ -40,6 +40,7 @@ _CONTRACTION = re.compile(r"(?<=[A-Za-z])['’]s\b")
 def _normal(question: str) -> str:
     text = question.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
     text = _CONTRACTION.sub(" is", text)  # what's the price → what is the price
+    text = lexicon.A_NOT_A.sub(r"\1\2了没", text).replace("是不是", "是")  # 审没审核 → 审核了没
     return phrases.arabic(_PUNCT.sub(" ", text))
 
 
@@ -129,13 +130,16 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         chosen = [named]
     if not chosen:
         return _not_granted(text, catalog, english) or Refusal(_unknown_words([], forms, english))
-    chosen = _owing(chosen, forms, text, terms, mentions)
+    chosen = _remaining(_owing(chosen, forms, text, terms, mentions), forms, text)
     if len(chosen) > 1:
         names = [f.name for f in forms if f.form_id in chosen]
         ask = "Which form do you mean?" if english else "您问的是哪张表单？"
         return Ask(ask + " " + " / ".join(names), names)
     form = _stocked(next(f for f in forms if f.form_id == chosen[0]), forms, mentions, text)
     unused = _unused(terms, form)
+    # never for a count: which records of the other form are counted (仓库里有多少种物料) is not said
+    if unused and not lexicon.COUNT.search(text) and (whole := _holding_all(terms, mentions, forms, form)):
+        form, unused = whole, []  # 缺口最大的是哪个物料: 物料 is also a field of the form that holds 缺口
     if unused:
         return Refusal(_not_on_form(unused, form, forms, english))
     reading = Reading(form, "list", period=period, english=english)
@@ -168,6 +172,8 @@ def _spoken(
         taken.append(top[1])
     if (latest := lexicon.LATEST.search(text)) and free(latest.span(), taken):
         taken.append(latest.span())
+    if (yes_no := lexicon.YES_NO.search(text)) and free(yes_no.span(), taken):
+        taken.append(yes_no.span())  # 审核了没: asks, does not negate
     if (unpaid := lexicon.UNPAID.search(text)) and free(unpaid.span(), taken + _labels_in(text, forms)):
         taken.append(unpaid.span())  # read on the chosen form (_apply_unpaid), or named back there
     return period, comps, top, taken
@@ -226,6 +232,15 @@ def _owing(
     return owing if len(owing) == 1 else chosen
 
 
+def _remaining(chosen: list[str], forms: list[FormMeta], text: str) -> list[str]:
+    """6205-2RS还有多少个 fits the material, its stock and its safety-stock row alike: what is left is
+    the stock, read from the one of them whose quantity is the stock (库存数量), not asked about."""
+    if len(chosen) < 2 or not lexicon.REMAIN.search(text) or lexicon.OWED.search(text) or lexicon.MONEY.search(text):
+        return chosen
+    stocked = [f for f in chosen if (q := quantity_field(_by_id(forms, f))) is not None and says(q, "库存")]
+    return stocked if len(stocked) == 1 else chosen
+
+
 def _by_id(forms: list[FormMeta], form_id: str) -> FormMeta:
     return next(f for f in forms if f.form_id == form_id)
 
@@ -267,6 +282,22 @@ def _unused(terms: list[Term], form: FormMeta) -> list[str]:
     )
 
 
+def _holding_all(
+    terms: list[Term], mentions: list[list[Mention]], forms: list[FormMeta], chosen: FormMeta
+) -> FormMeta | None:
+    """The one other form whose own words explain every word the question's terms took, and
+    which holds every record it names — where the form chosen by its name cannot honour them."""
+    spans = {t.span for t in terms}
+    fits = [
+        f
+        for f in forms
+        if f.form_id != chosen.form_id
+        and spans <= {t.span for t in terms if t.form_id == f.form_id}
+        and all(any(m.seen.form_id == f.form_id for m in group) for group in mentions)
+    ]
+    return fits[0] if len(fits) == 1 else None
+
+
 def _not_on_form(words: list[str], form: FormMeta, forms: list[FormMeta], english: bool) -> str:
     shown = ", ".join(words) if english else "、".join(f"“{w}”" for w in words)
     others = [f.name for f in forms if f.form_id != form.form_id]
@@ -298,7 +329,8 @@ def _apply(
     english: bool,
 ) -> Refusal | Ask | None:
     form = reading.form
-    _apply_options(reading, terms)
+    if not (bill_no and lexicon.YES_NO.search(text)):  # SO…审核了没: the bill and its state, not a filter
+        _apply_options(reading, terms)
     if bill_no:
         flt = next((f for f in form.filters if f.column == "bill_no"), None)
         if flt is None:
@@ -465,19 +497,14 @@ def _shared_filter(form: FormMeta, catalog: Catalog, group: list[Mention]) -> Fi
 
 def _apply_comparison(reading: Reading, c: phrases.Comparison, terms: list[Term], english: bool) -> Refusal | None:
     form = reading.form
-    op_word = "≥" if c.op == ">=" else "≤"
+    op_word = {">=": "≥", "<=": "≤", ">": ">", "<": "<"}[c.op]
     if c.unit == "天":
-        flt = next(
-            (
-                f
-                for f in form.filters
-                if f.type == "integer" and f.op == ("gte" if c.op == ">=" else "lte") and "天" in f.label
-            ),
-            None,
-        )
+        # a day filter takes its bound as said (超期超过60天: 最少逾期天数 60, the ERP's own reading)
+        way = "gte" if c.op.startswith(">") else "lte"
+        flt = next((f for f in form.filters if f.type == "integer" and f.op == way and "天" in f.label), None)
         if flt is not None:
             reading.filters[flt.name] = int(c.value)
-            reading.said.append(f"{flt.label} {op_word} {int(c.value)}")
+            reading.said.append(f"{flt.label} {'≥' if way == 'gte' else '≤'} {int(c.value)}")
             return None
         column = next((f.column for f in form.fields if "天" in f.label and f.numeric), None)
     else:

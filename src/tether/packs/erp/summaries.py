@@ -21,12 +21,11 @@ from typing import Any
 
 from tether.pack import Tool, ToolContext, ToolError, tool
 from tether.packs.erp import messages
-from tether.packs.erp.tools import Erp, labels_of, login_guard, token, value_labels, whitelist
+from tether.packs.erp.tools import RECORD_COUNT, Erp, labels_of, login_guard, token, value_labels, whitelist
 
 MAX_ROWS = 5000  # rows one summary may read through the ERP
 PAGE = 100  # the ERP's page (the demo ERP's largest)
 MAX_LIMIT = 200
-RECORD_COUNT = "记录数"
 _OPS = {
     "=": lambda a, b: a == b,
     "!=": lambda a, b: a != b,

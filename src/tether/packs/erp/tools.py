@@ -174,6 +174,7 @@ def fit_rows(rows: list[dict[str, Any]], budget: int) -> tuple[list[str], list[l
 
 
 # labels of the columns that views add to a form's own fields (names resolved from references)
+RECORD_COUNT = "记录数"  # a count column's header
 COMMON_LABELS = {
     "bill_no": "单号",
     "bill_date": "单据日期",
@@ -216,6 +217,22 @@ def value_labels(config: dict[str, Any], columns: list[str]) -> dict[str, dict[s
         column = str(f.get("column") or f.get("name"))
         if column in columns and f.get("options"):
             labels[column] = {str(o["value"]): str(o["label"]) for o in f["options"] if "value" in o}
+    return labels
+
+
+async def query_labels(erp: Erp, ctx: ToolContext, result: dict[str, Any]) -> dict[str, str]:
+    """A query's columns by the labels of the forms whose views it read (最近入库, not
+    last_in_date), the common ones (单号, 客户名称) and 记录数 for a count."""
+    columns = list(result["columns"])
+    labels = {c: COMMON_LABELS[c] for c in columns if c in COMMON_LABELS}
+    views = erp.query.views()
+    for table in result.pop("tables", ()):
+        form_id = views.get(str(table).lower())
+        if form_id is not None and form_id in ctx.grants:
+            own = labels_of(await erp.form_config(ctx, form_id), columns)
+            labels.update({c: v for c, v in own.items() if c not in labels})
+    if "record_count" in columns:
+        labels.setdefault("record_count", RECORD_COUNT)
     return labels
 
 
@@ -312,7 +329,7 @@ def build_tools(erp: Erp) -> list[Tool]:
         own = who.profile.get("jurisdiction") == "own"  # a salesperson who sees only their customers
         result = await erp.query.run(ctx, question.strip()[:1000], sql, own_rows=own)
         if isinstance(result, dict):
-            result["labels"] = {c: COMMON_LABELS[c] for c in result["columns"] if c in COMMON_LABELS}
+            result["labels"] = await query_labels(erp, ctx, result)
         return result
 
     return [find_forms, kg_search, read_form_data, lookup_record, query_data]
