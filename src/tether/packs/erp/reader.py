@@ -28,6 +28,7 @@ from tether.packs.erp.mentions import (
 )
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
+from tether.packs.erp.respell import respelled
 from tether.packs.erp.shapes import group_column, group_word, money_field, owed_field, quantity_field, says, shape
 from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, find_terms, free
 
@@ -101,8 +102,9 @@ def _demote_fields(
             score[a] -= NAME
 
 
-def read(question: str, catalog: Catalog, today: date, prefer: str | None = None) -> Outcome:
-    """``prefer``: the user's answer to an earlier question (a form's name or a record's)."""
+def read(question: str, catalog: Catalog, today: date, prefer: str | None = None, retyped: bool = False) -> Outcome:
+    """``prefer``: the user's answer to an earlier question (a form's name or a record's);
+    ``retyped``: the question is already a sound-alike typo read again (``respell``)."""
     text = _normal(question)
     english = not CJK.search(question)
     forms = catalog.forms
@@ -124,6 +126,9 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if prefer:
         mentions = [narrow(g, prefer) for g in mentions]
     if unknown:
+        fixes = [] if retyped else respelled(text, unknown, forms)
+        if fixes:
+            return _retyped(text, fixes, catalog, today, prefer, english)
         return _not_granted(text, catalog, english) or Refusal(_unknown_words(unknown, forms, english))
     chosen = _choose_form(terms, mentions, forms, bill_form)
     if prefer and (named := next((f.form_id for f in forms if f.name == prefer), None)):
@@ -131,17 +136,9 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if not chosen:
         return _not_granted(text, catalog, english) or Refusal(_unknown_words([], forms, english))
     chosen = _remaining(_owing(chosen, forms, text, terms, mentions), forms, text)
-    if len(chosen) > 1:
-        names = [f.name for f in forms if f.form_id in chosen]
-        ask = "Which form do you mean?" if english else "您问的是哪张表单？"
-        return Ask(ask + " " + " / ".join(names), names)
-    form = _stocked(next(f for f in forms if f.form_id == chosen[0]), forms, mentions, text)
-    unused = _unused(terms, form)
-    # never for a count: which records of the other form are counted (仓库里有多少种物料) is not said
-    if unused and not lexicon.COUNT.search(text) and (whole := _holding_all(terms, mentions, forms, form)):
-        form, unused = whole, []  # 缺口最大的是哪个物料: 物料 is also a field of the form that holds 缺口
-    if unused:
-        return Refusal(_not_on_form(unused, form, forms, english))
+    form = _one_form(chosen, forms, terms, mentions, text, english)
+    if not isinstance(form, FormMeta):
+        return form
     reading = Reading(form, "list", period=period, english=english)
     reading.chosen = prefer is not None  # a candidate the user picked: filter by its code
     problem = _apply(reading, catalog, text, terms, mentions, comps, bill_no, english)
@@ -154,6 +151,40 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
         return _which_amount(reading, forms, text, english)
     return reading
+
+
+def _one_form(
+    chosen: list[str], forms: list[FormMeta], terms: list[Term], mentions: list[list[Mention]], text: str, english: bool
+) -> FormMeta | Ask | Refusal:
+    """The form the question is read on, a question between the ones that fit equally, or the
+    words the one chosen cannot honour."""
+    if len(chosen) > 1:
+        names = [f.name for f in forms if f.form_id in chosen]
+        ask = "Which form do you mean?" if english else "您问的是哪张表单？"
+        return Ask(ask + " " + " / ".join(names), names)
+    form = _stocked(next(f for f in forms if f.form_id == chosen[0]), forms, mentions, text)
+    unused = _unused(terms, form)
+    # never for a count: which records of the other form are counted (仓库里有多少种物料) is not said
+    if unused and not lexicon.COUNT.search(text) and (whole := _holding_all(terms, mentions, forms, form)):
+        return whole  # 缺口最大的是哪个物料: 物料 is also a field of the form that holds 缺口
+    if unused:
+        return Refusal(_not_on_form(unused, form, forms, english))
+    return form
+
+
+def _retyped(
+    text: str, fixes: list[tuple[str, str]], catalog: Catalog, today: date, prefer: str | None, english: bool
+) -> Outcome:
+    """The question read again with its sound-alike typos mended (发漂 → 发票); a reading says so."""
+    for typed, meant in fixes:
+        text = text.replace(typed, meant)
+    outcome = read(text, catalog, today, prefer, retyped=True)
+    if isinstance(outcome, Reading):
+        said = (
+            ", ".join(f"“{t}” as “{m}”" for t, m in fixes) if english else "、".join(f"“{t}”按“{m}”" for t, m in fixes)
+        )
+        outcome.said.insert(0, f"(read {said})" if english else f"（{said}理解）")
+    return outcome
 
 
 def _spoken(

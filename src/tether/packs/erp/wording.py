@@ -63,6 +63,11 @@ def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
     return rows
 
 
+def metadata_words(forms: list[FormMeta]) -> list[str]:
+    """Every word the metadata explains (names, aliases, labels and their cores, options)."""
+    return list(dict.fromkeys(row[0] for row in _index(forms)))
+
+
 def _build_index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
     rows: list[tuple[str, str, float, str, Any]] = []
     for form in forms:
