@@ -120,3 +120,15 @@ def test_a_question_it_cannot_place_names_the_word_and_the_users_forms(erp_serve
     with erp_server.login("sales02") as c:
         s, calls = ask(erp_server, c, "哪些客户的员工请假了")
         assert calls == [] and "员工" in answer_of(s) and "报价单" in answer_of(s)
+
+
+def test_wh01_a_stock_list_names_each_material_by_code_under_the_forms_labels(erp_server: ErpServer) -> None:
+    with erp_server.login("wh01") as c:
+        s, calls = ask(erp_server, c, "库存超过500的有哪些")
+        answer = answer_of(s)
+        assert s["status"] == "SUCCEEDED" and "库存数量 > 500" in answer
+        assert calls[0][0] == "query_data" and "qty > 500" in calls[0][1]["sql"]
+        head, _, *rows = [line for line in answer.splitlines() if line.startswith("|")]
+        assert head == "| 物料编码 | 物料名称 | 仓库 | 数量 | 最近入库 | 最近出库 |"  # never last_in_date
+        assert rows and all(float(r.split("|")[4].strip().replace(",", "")) > 500 for r in rows)
+        assert all(r.split("|")[1].strip().startswith("M") for r in rows)

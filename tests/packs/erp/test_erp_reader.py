@@ -779,3 +779,80 @@ def test_a_reading_says_in_words_what_it_filtered_when_nothing_matches() -> None
     assert english["noRows"]["answer"] == "No records match: 单据日期 2026-11-23 至 2026-11-29 (报价单)."
     counted = plans.plan_of(read("2020年有几张报价单", sales01_catalog(), TODAY), "q")
     assert "noRows" not in counted  # a count of 0 is an answer
+
+
+# ---- a clerk's own words (issue 37): strictness, yes/no, what is left, typos ------------------------
+
+
+def test_more_than_is_strict_and_at_least_is_not() -> None:
+    assert reading("库存超过500的有哪些", WAREHOUSE).where == [("qty", ">", 500.0)]
+    assert reading("库存不少于500的有哪些", WAREHOUSE).where == [("qty", ">=", 500.0)]
+    assert reading("库存500以上的有哪些", WAREHOUSE).where == [("qty", ">=", 500.0)]
+    # a day filter that takes only a minimum keeps the ERP's own reading of 超期超过60天
+    assert reading("超期超过60天的应收有哪些", FINANCE).filters == {"min_overdue_days": 60}
+
+
+def test_a_stock_row_shows_its_materials_code() -> None:
+    assert plans.display_columns(ALL["4001"])[:2] == ["material_code", "material_name"]
+    assert "customer_code" not in plans.display_columns(ALL["2001"])  # a bill is about itself
+
+
+@pytest.mark.parametrize("question", ["金额排前3的报价单", "报价单金额排名前3", "金额前3的报价单"])
+def test_ranked_first_n_is_a_top_n(question: str) -> None:
+    r = reading(question, SALES)
+    assert r.shape == "top" and r.top == 3 and r.measure and r.measure.column == "total_amount"
+
+
+@pytest.mark.parametrize("question", ["QT202611-0001审核了没", "QT202611-0001审核了没有", "QT202611-0001审没审核"])
+def test_a_yes_no_question_of_a_named_bill_shows_its_state_rather_than_filtering_by_it(question: str) -> None:
+    r = reading(question, SALES)
+    assert r.filters == {"bill_no": "QT202611-0001"} and "status" in plans.display_columns(r.form)
+
+
+def test_a_state_without_a_named_bill_still_filters() -> None:
+    assert reading("报价单审核了没", SALES).filters == {"status": "examined"}
+
+
+def test_what_is_left_of_a_named_material_is_its_stock_not_a_question_between_forms() -> None:
+    code, name, spec, *_ = facts.BRAND_1_MATERIALS[1]
+    r = reading(f"{spec}还有多少个", WAREHOUSE)
+    assert r.form.form_id == "4001" and r.shape == "aggregate" and r.measure and r.measure.column == "qty"
+
+
+@pytest.mark.parametrize(
+    ("question", "typed", "meant", "form_id", "cat"),
+    [
+        ("我有多少个客护", "客护", "客户", "1001", SALES),
+        ("这个月开了几张发漂", "发漂", "发票", "2004", FINANCE),
+        ("供因商有几家", "供因商", "供应商", "1002", ADMIN),
+    ],
+)
+def test_a_sound_alike_typo_is_read_as_the_word_it_sounds_like_and_said(
+    question: str, typed: str, meant: str, form_id: str, cat: Catalog
+) -> None:
+    r = reading(question, cat)
+    assert r.form.form_id == form_id and r.shape == "count"
+    assert r.said[0] == f"（“{typed}”按“{meant}”理解）"
+
+
+def test_a_word_that_sounds_like_nothing_the_erp_knows_stays_not_understood() -> None:
+    outcome = read("报价单的飞机有几张", SALES, TODAY)
+    assert isinstance(outcome, Refusal) and "飞机" in outcome.text
+
+
+def test_a_split_verb_and_its_object_name_the_form() -> None:
+    r = reading("上周收了哪些客户的款", FINANCE)
+    assert r.form.form_id == "2005" and r.filters == {"date_from": "2026-11-23", "date_to": "2026-11-29"}
+
+
+@pytest.mark.parametrize(
+    ("question", "form_id", "column"),
+    [
+        ("How much did we receive last month?", "2005", "amount"),
+        ("这个月卖了多少钱", "2002", "total_amount"),
+        ("M0001卖多少钱", "1003", "price"),  # 卖 → 售价 → 单价: a synonym's synonym
+    ],
+)
+def test_a_clerks_verbs_name_the_amount(question: str, form_id: str, column: str) -> None:
+    r = reading(question)
+    assert r.form.form_id == form_id and r.measure and r.measure.column == column

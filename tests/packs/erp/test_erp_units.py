@@ -21,6 +21,7 @@ from tether.packs.erp.tools import whitelist
 CASES = [
     ("查一下M0007的库存", "read_form_data", {"form_id": "4001", "filters": {"material_code": "M0007"}}),
     ("哪些物料低于安全库存？", "read_form_data", {"form_id": "4002", "filters": {}}),
+    ("which materials are below safety stock?", "read_form_data", {"form_id": "4002", "filters": {}}),
     (
         "常州力拓传动机械有限公司的应收账款有多少超期了？",
         "read_form_data",
@@ -229,3 +230,15 @@ def test_query_views_are_held_to_the_subsidiary_and_an_own_users_rows() -> None:
     assert service.policy(ctx).filters["viw_customer"] == {"subsidiary_id": 2}  # scope all: every customer
     limited = ToolContext(Owner("sales01", tenant_of(1, 2)), "ses-1", "turn-1", "call-1", {}, frozenset({"1003"}))
     assert set(service.policy(limited, own_rows=True).tables) == {"viw_material"}
+
+
+@pytest.mark.parametrize("query", ["低于100的库存有哪些", "库存低于100的物料"])
+def test_a_stock_below_a_number_is_not_the_safety_stock_list(query: str) -> None:
+    plan = extract(query, {})["erp"]["plan"]  # a comparison: the reader's, never 4002's shortage list
+    assert plan[0]["tool"] == "read_question"
+
+
+def test_the_low_stock_list_answers_in_the_language_asked() -> None:
+    answer = extract("how many items are below safety stock", {})["erp"]["answer"]
+    assert answer.startswith("Materials whose stock is below their safety stock")
+    assert extract("低于安全库存的物料", {})["erp"]["answer"].startswith("以下物料的现存量低于安全库存")

@@ -46,6 +46,8 @@ FORM_WORDS: dict[str, tuple[str, ...]] = {
     "销售额": ("销售订单", "sales order"),
     "营业额": ("销售订单", "sales order"),
     "下单": ("销售订单", "sales order"),
+    "卖了": ("销售订单", "sales order"),  # 这个月卖了多少钱: the sales, not the price (卖多少钱)
+    "卖出": ("销售订单", "sales order"),
     "采购额": ("采购订单", "purchase order"),
     "回款额": ("收款单", "receipt"),
     "收款额": ("收款单", "receipt"),
@@ -83,7 +85,8 @@ SUM = re.compile(  # 总 right before a field the metadata explained: 总金额,
     r"一共|总共|合计|总计|总额|总金额|总(?=□)|累计|加起来|总和|共计|in total|total|sum", re.I
 )
 HOW_MUCH = re.compile(
-    r"多少(?:钱|款)|(?:欠|回款|收款|付款|开票)[^，。 ]{0,20}?多少|多少\s*(?:没|未)(?:有)?(?:收|付)|how much"
+    r"多少(?:钱|款)|(?:欠|回款|收款|付款|开票)[^，。 ]{0,20}?多少|多少\s*(?:没|未)(?:有)?(?:收|付)|how much",
+    re.I,
 )  # 收了多少款: a sum of money, asked without 一共
 AVG = re.compile(r"平均|均值|average|mean", re.I)
 MAX = re.compile(r"最大|最高|最多|最贵|最久|最长|highest|largest|max(?:imum)?|biggest", re.I)
@@ -135,7 +138,9 @@ UNPAID = re.compile(
 )
 # an amount of money, also a business word's amount (采购额, 开票额, 成交额: the money of it)
 MONEY = re.compile(
-    r"钱|款|金额|多少元|营收|(?:销售|采购|进货|订货|开票|成交|交易|报价|发货|收款|付款)额|回款|收入|money|amount|revenue",
+    r"钱|款|金额|多少元|营收|(?:销售|采购|进货|订货|开票|成交|交易|报价|发货|收款|付款)额|回款|收入|money|amount|revenue"
+    # how much did we receive / have they paid: an amount of money, asked by its verb
+    r"|how much\b.*\b(?:receive|received|collect|collected|pay|paid|invoice|invoiced|sell|sold|spend|spent|bill|billed|earn|earned)\b",
     re.I,
 )
 

@@ -84,9 +84,7 @@ def _build_index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]
                     if core != label and len(bare.get(core, ())) > 1:
                         continue  # 交期 for 交期(天) and 交期(周) names neither: the reader does not guess
                     rows.append((core, form.form_id, LABEL, "label", item))
-                    rows += [
-                        (s, form.form_id, LABEL, "label", item) for s, t in lexicon.TERM_SYNONYMS.items() if t == core
-                    ]
+                    rows += [(s, form.form_id, LABEL, "label", item) for s in _synonyms_of(core)]
             for value, label in (*item.options, *_option_aliases_of(item)):
                 if len(label) < 2:  # units (个, 张) are measure words in a question, not options
                     continue
@@ -94,6 +92,18 @@ def _build_index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]
                 rows += [(said, form.form_id, LABEL, "option", (column, value)) for said in _option_words(label)]
     rows.sort(key=lambda r: -len(r[0]))
     return rows
+
+
+def _synonyms_of(core: str) -> list[str]:
+    """The words a clerk says for a label's word, and theirs in turn (卖 → 售价 → 单价)."""
+    out: list[str] = []
+    wanted = [core]
+    while wanted:
+        word = wanted.pop()
+        said = [s for s, t in lexicon.TERM_SYNONYMS.items() if t == word and s not in out and s != core]
+        out += said
+        wanted += said
+    return out
 
 
 def _option_words(label: str) -> list[str]:
@@ -127,7 +137,9 @@ def free(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
 def find_terms(text: str, forms: list[FormMeta], taken: list[tuple[int, int]]) -> list[Term]:
     """Every metadata word in ``text``, longest first; a shorter word inside a longer one is not
     read again (应收 inside 应收账款). A two-character name or alias may be split by up to three
-    characters (收了多少款 → 收款) when nothing else names a form."""
+    characters (收了多少款 → 收款), or — a verb and its object, split as Chinese splits them — by
+    a phrase that ends in 的 or 多少 (收了哪些客户的款, 收了常州力拓多少款), when nothing else
+    names a form."""
     lower = text.lower()
     found: list[Term] = []
     claimed: list[tuple[int, int]] = list(taken)
@@ -145,8 +157,10 @@ def find_terms(text: str, forms: list[FormMeta], taken: list[tuple[int, int]]) -
             for word in (form.name, *aliases(form)):
                 if len(word) != 2 or not CJK.match(word):
                     continue
-                for m in re.finditer(re.escape(word[0]) + r"([^\s]{1,3}?)" + re.escape(word[1]), text):
-                    if free(m.span(), claimed):
+                split = re.escape(word[0]) + r"([^\s]{1,3}?|[^\s]{1,8}?(?:的|多少))" + re.escape(word[1])
+                for m in re.finditer(split, text):
+                    ends = [(m.start(), m.start() + 1), (m.end() - 1, m.end())]
+                    if free(m.span(), claimed) or (len(m[1]) > 3 and all(free(e, claimed) for e in ends)):
                         found.append(Term(word, (m.start(), m.start() + 1), form.form_id, "gapped"))
                         found.append(Term(word, (m.end() - 1, m.end()), form.form_id, "gapped"))
     return found
