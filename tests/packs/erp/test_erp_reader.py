@@ -814,7 +814,7 @@ def test_a_state_without_a_named_bill_still_filters() -> None:
 
 
 def test_what_is_left_of_a_named_material_is_its_stock_not_a_question_between_forms() -> None:
-    code, name, spec, *_ = facts.BRAND_1_MATERIALS[1]
+    spec = facts.BRAND_1_MATERIALS[1][2]
     r = reading(f"{spec}还有多少个", WAREHOUSE)
     assert r.form.form_id == "4001" and r.shape == "aggregate" and r.measure and r.measure.column == "qty"
 
