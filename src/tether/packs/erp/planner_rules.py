@@ -77,10 +77,11 @@ _LOW_EN = re.compile(
 
 def _stock(query: str) -> dict[str, Any] | None:
     # below the safety stock, never a number (库存低于100 is a comparison: the reader's)
-    if re.search(r"低于安全库存|安全库存(?:以下|不足)|库存(?:不足|预警)|缺货|补货", query) or _LOW_EN.search(query):
+    english = _LOW_EN.search(query) is not None
+    if english or re.search(r"低于安全库存|安全库存(?:以下|不足)|库存(?:不足|预警)|缺货|补货", query):
         lead = (
             "Materials whose stock is below their safety stock (${prev.total}); reorder soon:"
-            if _LOW_EN.search(query)
+            if english
             else "以下物料的现存量低于安全库存（共 ${prev.total} 种），建议尽快补货："
         )
         return {"plan": _read("4002", {}, 50), "answer": f"{lead}\n\n${{prev|table:{DISPLAY['low_stock']}}}"}

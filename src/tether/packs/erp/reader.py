@@ -268,8 +268,8 @@ def _remaining(chosen: list[str], forms: list[FormMeta], text: str) -> list[str]
     the stock, read from the one of them whose quantity is the stock (库存数量), not asked about."""
     if len(chosen) < 2 or not lexicon.REMAIN.search(text) or lexicon.OWED.search(text) or lexicon.MONEY.search(text):
         return chosen
-    stocked = [f for f in chosen if (q := quantity_field(_by_id(forms, f))) is not None and says(q, "库存")]
-    return stocked if len(stocked) == 1 else chosen
+    stock = _the_stock([_by_id(forms, f) for f in chosen])
+    return [stock.form_id] if stock else chosen
 
 
 def _by_id(forms: list[FormMeta], form_id: str) -> FormMeta:
@@ -288,8 +288,13 @@ def _stocked(form: FormMeta, forms: list[FormMeta], mentions: list[list[Mention]
     if not lexicon.REMAIN.search(text) or quantity_field(form) is not None:
         return form
     seen = {m.seen.form_id for group in mentions for m in group}
-    stocked = [f for f in forms if f.form_id in seen and (q := quantity_field(f)) is not None and says(q, "库存")]
-    return stocked[0] if len(stocked) == 1 else form
+    return _the_stock([f for f in forms if f.form_id in seen]) or form
+
+
+def _the_stock(candidates: list[FormMeta]) -> FormMeta | None:
+    """The one form among ``candidates`` whose quantity is the stock (库存数量), if one is."""
+    stocked = [f for f in candidates if (q := quantity_field(f)) is not None and says(q, "库存")]
+    return stocked[0] if len(stocked) == 1 else None
 
 
 def _which_amount(reading: Reading, forms: list[FormMeta], text: str, english: bool) -> Outcome:

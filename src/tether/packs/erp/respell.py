@@ -8,17 +8,14 @@ what it read the word as, so the person sees the correction."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from tether.packs.erp.metadata import FormMeta
-from tether.packs.erp.wording import metadata_words
+from tether.packs.erp.wording import metadata_words, per_catalog
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _FUZZY = ((re.compile(r"^([zcs])h"), r"\1"), (re.compile(r"^n"), "l"), (re.compile(r"([aei])ng$"), r"\1n"))
 WINDOW = (2, 4)  # the lengths of a word read again
 REACH = 3  # how far a window may reach beyond the unknown word, into what was explained
-_KEYS: dict[int, tuple[Any, dict[tuple[str, ...], set[str]]]] = {}
-KEYS_MAX = 64
 
 
 def _syllables(word: str) -> tuple[str, ...]:
@@ -34,16 +31,14 @@ def _syllables(word: str) -> tuple[str, ...]:
 
 def _index(forms: list[FormMeta]) -> dict[tuple[str, ...], set[str]]:
     """Each metadata word by how it sounds; built once per catalog's forms."""
-    kept = _KEYS.get(id(forms))
-    if kept is not None and kept[0] is forms:
-        return kept[1]
+    return per_catalog("sounds", forms, _build_index)
+
+
+def _build_index(forms: list[FormMeta]) -> dict[tuple[str, ...], set[str]]:
     index: dict[tuple[str, ...], set[str]] = {}
     for word in metadata_words(forms):
         if WINDOW[0] <= len(word) <= WINDOW[1] and _CJK_RUN.fullmatch(word):
             index.setdefault(_syllables(word), set()).add(word)
-    if len(_KEYS) >= KEYS_MAX:
-        _KEYS.clear()
-    _KEYS[id(forms)] = (forms, index)
     return index
 
 

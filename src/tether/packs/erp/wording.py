@@ -5,13 +5,15 @@ word found keeps its span, so the reader can tell what is left unexplained."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from tether.packs.erp import lexicon
 from tether.packs.erp.metadata import FormMeta
 from tether.packs.erp.schema import without_unit
 
+T = TypeVar("T")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NAME, ALIAS, LABEL, GAPPED = 10.0, 8.0, 3.0, 5.0
 
@@ -47,20 +49,26 @@ def aliases(form: FormMeta) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*form.aliases, *words]))
 
 
-_KEPT: dict[int, tuple[list[FormMeta], list[tuple[str, str, float, str, Any]]]] = {}
-KEPT_MAX = 64
+_KEPT: dict[tuple[str, int], tuple[list[FormMeta], Any]] = {}
+KEPT_MAX = 128
+
+
+def per_catalog(name: str, forms: list[FormMeta], build: Callable[[list[FormMeta]], T]) -> T:
+    """``build(forms)``, kept while the catalog's forms list is alive (an index a catalog's
+    metadata gives: the terms here, their sounds in ``respell``); ``name`` tells the indexes apart."""
+    kept = _KEPT.get((name, id(forms)))
+    if kept is not None and kept[0] is forms:
+        return cast(T, kept[1])
+    if len(_KEPT) >= KEPT_MAX:
+        _KEPT.clear()
+    built = build(forms)
+    _KEPT[(name, id(forms))] = (forms, built)
+    return built
 
 
 def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
     """(term, form id, weight, kind, target), longest terms first; built once per catalog."""
-    kept = _KEPT.get(id(forms))
-    if kept is not None and kept[0] is forms:
-        return kept[1]
-    if len(_KEPT) >= KEPT_MAX:
-        _KEPT.clear()
-    rows = _build_index(forms)
-    _KEPT[id(forms)] = (forms, rows)
-    return rows
+    return per_catalog("terms", forms, _build_index)
 
 
 def metadata_words(forms: list[FormMeta]) -> list[str]:
