@@ -260,9 +260,12 @@ def _comparison(op: str, number: str, unit: str, phrase: str, span: tuple[int, i
 
 
 _TOP = re.compile(
-    r"(?:(?:排名|排在|排)?(?<![提之以])前\s*(\d{1,3})\s*(?:个|名|位|家|条|张|种)?|top\s*(\d{1,3})|最(?:大|高|多|小|低|少|贵|便宜)的\s*(\d{1,3})\s*(?:个|名|位|家|条|张|种))",
+    r"(?:(?:排名|排在|排)?(?<![提之以])前\s*(\d{1,3})(?!\d|\s*个?(?:月|星期|周|天|日|年|季度|小时))\s*(?:个|名|位|家|条|张|种)?|top\s*(\d{1,3})|最(?:大|高|多|小|低|少|贵|便宜)的\s*(\d{1,3})\s*(?:个|名|位|家|条|张|种)"
+    # 前三的客户 / 前十: a numeral arabic() leaves (no counter after it)
+    r"|(?:排名|排在|排)?(?<![提之以])前\s*([一二两三四五六七八九十])(?![一二三四五六七八九十百千万天日周月年]|个?(?:月|星期|季度|小时))(?:个|名|位|家|条|张|种)?)",
     re.I,
 )
+_ONE_DIGIT = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)} | {"两": 2}
 
 
 def top_n(text: str) -> tuple[int, tuple[int, int]] | None:
@@ -270,5 +273,5 @@ def top_n(text: str) -> tuple[int, tuple[int, int]] | None:
     m = _TOP.search(text)
     if not m:
         return None
-    n = int(m[1] or m[2] or m[3])
+    n = _ONE_DIGIT[m[4]] if m[4] else int(m[1] or m[2] or m[3])
     return (n, m.span()) if 0 < n <= 100 else None

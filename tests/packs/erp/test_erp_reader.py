@@ -856,3 +856,55 @@ def test_a_split_verb_and_its_object_name_the_form() -> None:
 def test_a_clerks_verbs_name_the_amount(question: str, form_id: str, column: str) -> None:
     r = reading(question)
     assert r.form.form_id == form_id and r.measure and r.measure.column == column
+
+
+# ---- stop 46: rankings, groups, totals of what is owed --------------------------------------------
+
+
+@pytest.mark.parametrize("question", ["逾期应收最多的是哪个客户", "逾期的应收最多的客户"])
+def test_the_customer_owing_most_overdue_is_ranked_by_the_balance_of_overdue_rows(question: str) -> None:
+    r = reading(question, FINANCE)
+    assert r.form.form_id == "5001" and r.shape == "top" and r.top == 1
+    assert r.filters == {"min_overdue_days": 1}  # 逾期 filters; it is not the number ranked
+    assert r.group == "customer_name" and r.measure and r.measure.column == "balance"
+
+
+def test_the_pinned_overdue_list_leaves_a_ranking_or_a_grouping_to_the_reader() -> None:
+    from tether.packs.erp import planner_rules
+
+    assert planner_rules.extract("逾期的应收有哪些", {})["erp"] is not planner_rules.READER
+    for question in ("逾期应收最多的是哪个客户", "逾期应收按客户汇总", "逾期金额前三的客户"):
+        assert planner_rules.extract(question, {})["erp"] is planner_rules.READER, question
+
+
+def test_grouped_by_a_field_said_with_fenbie_is_a_group() -> None:
+    r = reading("应收按账龄区间分别是多少", FINANCE)
+    assert r.shape == "group" and r.group == "aging_bucket" and r.measure and r.measure.column == "balance"
+
+
+def test_which_group_has_the_most_records_is_a_top_one_by_count() -> None:
+    r = reading("哪个业务员负责的客户最多")
+    assert r.form.form_id == "1001" and r.shape == "top" and r.top == 1 and r.group == "salesman_name"
+    assert r.measure is None and "ORDER BY record_count DESC LIMIT 1" in plans.build_sql(r)
+
+
+def test_what_is_still_unpaid_is_listed_with_its_total_balance() -> None:
+    r = reading("还没付的应付有多少", FINANCE)
+    assert r.where == [("balance", ">", 0)] and r.beside and r.measure and r.measure.column == "balance"
+    sqls = [s["args"]["sql"] for s in plans.plan_of(r, "还没付的应付有多少")["plan"]]
+    assert sqls[1] == "SELECT SUM(balance) AS balance, COUNT(*) AS record_count FROM viw_ap WHERE balance > 0"
+
+
+def test_a_number_counted_in_units_is_that_number_not_a_row_count() -> None:
+    r = reading("骨架油封缺口多少个", WAREHOUSE)
+    assert r.form.form_id == "4002" and r.shape == "aggregate" and r.measure and r.measure.column == "shortage_qty"
+    assert reading("安全库存预警有多少条", WAREHOUSE).shape == "count"  # rows, counted as rows
+
+
+@pytest.mark.parametrize("question", ["总库存低于10的物料", "哪些物料总库存不到100"])
+def test_a_total_compared_is_each_records_total_not_each_row(question: str) -> None:
+    r = reading(question, WAREHOUSE)
+    assert r.shape == "group" and r.group == "material_code" and not r.where
+    sql = plans.build_sql(r)
+    assert "GROUP BY material_code HAVING SUM(qty) <" in sql and "WHERE" not in sql
+    assert reading("库存低于10的物料", WAREHOUSE).where == [("qty", "<", 10.0)]  # each row, without 总

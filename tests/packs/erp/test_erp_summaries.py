@@ -47,6 +47,13 @@ def test_group_by_orders_by_the_measure_and_cuts_at_the_limit() -> None:
     assert counted["rows"] == [["done", 2], ["draft", 2]] or counted["rows"] == [["draft", 2], ["done", 2]]
 
 
+def test_a_group_having_keeps_the_groups_whose_sum_passes() -> None:
+    select = {"kind": "group", "group": "party_name", "measure": "total_amount", "having": ["<", 200]}
+    assert summarize(ROWS, select, [])["rows"] == [["甲", 2, 140.0]]  # 乙's 250.5 is not below 200
+    with pytest.raises(ToolError, match="having"):
+        summarize(ROWS, {"kind": "group", "group": "party_name", "having": ["<", 200]}, [])
+
+
 def test_rows_order_numbers_and_dates_and_put_empty_values_out() -> None:
     top = summarize(ROWS, {"kind": "rows", "columns": ["id", "total_amount"], "order": "total_amount", "limit": 2}, [])
     assert top["rows"] == [[2, 250.5], [1, 100.0]]

@@ -92,7 +92,7 @@ AVG = re.compile(r"平均|均值|average|mean", re.I)
 MAX = re.compile(r"最大|最高|最多|最贵|最久|最长|highest|largest|max(?:imum)?|biggest", re.I)
 MIN = re.compile(r"最小|最低|最少|最便宜|最短|lowest|smallest|min(?:imum)?", re.I)
 GROUP = re.compile(
-    r"按\s*(?P<a>[\w]{1,8}?)\s*(?:汇总|统计|分组|合计|分类|排名|排序)|每个(?P<b>[\w]{1,6})|各(?P<c>[\w]{1,6})|by (?P<d>\w+)",
+    r"按\s*(?P<a>[\w]{1,8}?)\s*(?:汇总|统计|分组|合计|分类|排名|排序|分别|各(?:是|有)|来看|划分|分一下)|每个(?P<b>[\w]{1,6})|各(?P<c>[\w]{1,6})|by (?P<d>\w+)",
     re.I,
 )
 WHICH = re.compile(r"哪(?:个|家|位|一|种)(?P<w>\w{1,6})|谁的|which (?P<e>\w+)", re.I)

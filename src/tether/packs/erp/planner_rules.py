@@ -98,9 +98,18 @@ def _stock(query: str) -> dict[str, Any] | None:
     }
 
 
+def _ranked_or_grouped(query: str) -> bool:
+    """逾期应收最多的是哪个客户 / 按账龄区间分别是多少 / 前三: a ranking or a grouping, which
+    the pinned list does not answer — the reader's."""
+    shaped = (lexicon.MAX, lexicon.MIN, lexicon.WHICH, lexicon.GROUP)
+    return any(p.search(query) for p in shaped) or phrases.top_n(query) is not None
+
+
 def _receivables(query: str) -> dict[str, Any] | None:
     if not re.search(r"超期|逾期|催收", query) or re.search(r"应付|供应商|采购", query):
         return None  # all receivables (not only overdue) and payables are the reader's
+    if _ranked_or_grouped(query):
+        return None
     days = _OVER_DAYS.search(query)
     match = _AR_OF.search(query)
     customer = _clean(match.group(1)) if match else ""

@@ -79,9 +79,11 @@ def build_sql(reading: Reading) -> str:
         way = "ASC" if reading.ascending else "DESC"
         named = name_beside(reading)
         beside = f", MAX({named}) AS {named}" if named else ""
+        having = " AND ".join(f"SUM({column}) {op} {sql_text(value)}" for column, op, value in reading.having)
+        having = f" HAVING {having}" if having else ""
         return (
             f"SELECT {reading.group}{beside}, COUNT(*) AS record_count{total} FROM {form.view}{tail} "
-            f"GROUP BY {reading.group} ORDER BY {order} {way} LIMIT {limit}"
+            f"GROUP BY {reading.group}{having} ORDER BY {order} {way} LIMIT {limit}"
         )
     if reading.shape == "count":
         counted = f"DISTINCT {reading.distinct.column}" if reading.distinct else "*"
@@ -210,6 +212,8 @@ def _empty_sql(reading: Reading) -> str | None:
         return "${prev2.rows.0.1}" if reading.beside else "${prev.rows.0.1}"  # its record_count
     if reading.group or reading.latest or reading.top:
         return "${prev.rows.0}"
+    if reading.beside and reading.measure:
+        return "${prev.rows.0.1}"  # a list with its total: the total step's record_count
     return "${prev.rows.0.0}"  # a list through SQL: the count step after it
 
 
@@ -245,8 +249,9 @@ def _select(reading: Reading, kind: str) -> dict[str, Any]:
     if reading.shape == "aggregate" and measure:
         return {"kind": "aggregate", "agg": reading.agg or "sum", "measure": measure}
     if reading.shape in ("group", "top") and reading.group:
+        having = [[op, value] for _, op, value in reading.having][:1] or None
         return {"kind": "group", "group": reading.group, "beside": name_beside(reading), "measure": measure,
-                "ascending": reading.ascending, "limit": reading.top or 50}  # fmt: skip
+                "ascending": reading.ascending, "limit": reading.top or 50, "having": having}  # fmt: skip
     if reading.shape == "count":
         return {"kind": "count", "distinct": reading.distinct.column if reading.distinct else None}
     order = measure if reading.shape == "top" else None
@@ -304,6 +309,17 @@ def _steps_of(reading: Reading, question: str) -> dict[str, Any]:
         if reading.top:
             text = f"{lead}:\n\n${{prev|table}}" if en else f"{lead}：\n\n${{prev|table}}"
             return {"plan": [step], "answer": text}
+        if reading.beside and reading.measure:  # the list's amounts with their total, over every row
+            measure, label = reading.measure.column, _label(reading, reading.measure.column)
+            total = _sql_step(reading, question, "total")
+            text = (
+                f"{lead}: ${{prev.rows.0.1}} records (first {LIST_SIZE} shown), {label} total "
+                f"${{prev|sum:{measure}}}.\n\n${{prev2|table}}"
+                if en
+                else f"{lead}：共 ${{prev.rows.0.1}} 条（至多显示 {LIST_SIZE} 条），{label}合计 "
+                f"${{prev|sum:{measure}}}。\n\n${{prev2|table}}"
+            )
+            return {"plan": [step, total], "answer": text}
         count = _sql_step(reading, question, "count")  # a list says how many rows there are, not only 20
         text = (
             f"{lead}: ${{prev.rows.0.0}} records (first {LIST_SIZE} shown).\n\n${{prev2|table}}"

@@ -30,7 +30,7 @@ from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
 from tether.packs.erp.respell import respelled
 from tether.packs.erp.shapes import group_column, group_word, money_field, owed_field, quantity_field, says, shape
-from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, find_terms, free
+from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, cores, find_terms, free
 
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
 BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
@@ -146,6 +146,8 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
         return problem
     residual = blank(text, [t.span for t in terms] + [m.span for g in mentions for m in g])
     shape(reading, text, residual, terms, top[0] if top else None)
+    if reading.having and reading.group is None:  # a total compared, but of what records?
+        return Refusal(_unknown_words([reading.said[-1]], [form], english))
     if lexicon.LATEST.search(text) and not reading.latest and (top is None or top[0] == 1):
         return Refusal(_no_bill_date(form, english))
     if reading.measure is None and reading.shape in ("aggregate", "group", "top") and lexicon.MONEY.search(text):
@@ -379,7 +381,7 @@ def _apply(
         if problem is not None:
             return problem
     for c in comps:
-        problem = _apply_comparison(reading, c, terms, english)
+        problem = _apply_comparison(reading, c, terms, english, text)
         if problem is not None:
             return problem
     if not comps:
@@ -432,10 +434,16 @@ def _apply_day_counts(reading: Reading, terms: list[Term]) -> None:
     """A day-count filter named without a number (哪些应付已经超期了): overdue at all, ≥ 1."""
     form = reading.form
     for t in terms:
-        if t.kind == "label" and t.form_id == form.form_id:
-            column = t.target.column
-            flt = next((f for f in form.filters if f.column == column and f.op == "gte" and f.type == "integer"), None)
-            if flt is not None and flt.name not in reading.filters and "天" in flt.label:
+        if t.form_id != form.form_id or t.kind not in ("label", "alias"):
+            continue
+        for flt in form.filters:
+            if flt.op != "gte" or flt.type != "integer" or "天" not in flt.label or flt.name in reading.filters:
+                continue
+            named = t.kind == "label" and t.target.column == flt.column
+            # 逾期应收 names the form as its overdue rows: the alias holds the day filter's word
+            if named or (
+                t.kind == "alias" and any(len(w) > 1 and w in t.text for w in cores(form.label_of(flt.column)))
+            ):
                 reading.filters[flt.name] = 1
                 reading.said.append(f"{flt.label} ≥ 1")
 
@@ -531,7 +539,9 @@ def _shared_filter(form: FormMeta, catalog: Catalog, group: list[Mention]) -> Fi
     return ways.pop() if len(ways) == 1 else None
 
 
-def _apply_comparison(reading: Reading, c: phrases.Comparison, terms: list[Term], english: bool) -> Refusal | None:
+def _apply_comparison(
+    reading: Reading, c: phrases.Comparison, terms: list[Term], english: bool, text: str
+) -> Refusal | None:
     form = reading.form
     op_word = {">=": "≥", "<=": "≤", ">": ">", "<": "<"}[c.op]
     if c.unit == "天":
@@ -544,22 +554,33 @@ def _apply_comparison(reading: Reading, c: phrases.Comparison, terms: list[Term]
             return None
         column = next((f.column for f in form.fields if "天" in f.label and f.numeric), None)
     else:
-        named = [
-            t.target
+        labels = [
+            t
             for t in terms
             if t.kind == "label" and t.form_id == form.form_id and isinstance(t.target, FieldMeta) and t.target.numeric
         ]
         money = money_field(form)
-        column = named[0].column if named else (money.column if money else None)
+        column = labels[0].target.column if labels else (money.column if money else None)
+        if labels and _TOTAL_OF.search(text[: labels[0].span[0]]) and column in form.columns:
+            # 总库存低于10的物料: the total of each record's rows is compared, not each row
+            reading.having.append((column, c.op, c.value))
+            reading.said.append(f"{form.label_of(column)}合计 {op_word} {_shown(c.value)}")
+            return None
     if column is None or column not in form.columns:
         what = c.phrase
         return Refusal(
             f"“{what}”: {form.name} has no such number." if english else f"“{what}”：{form.name}没有可比较的数值字段。"
         )
     reading.where.append((column, c.op, c.value))
-    shown = str(int(c.value)) if c.value.is_integer() else str(c.value)
-    reading.said.append(f"{form.label_of(column)} {op_word} {shown}")
+    reading.said.append(f"{form.label_of(column)} {op_word} {_shown(c.value)}")
     return None
+
+
+_TOTAL_OF = re.compile(r"(?:总|合计|加起来|一共|total)\s*$", re.I)
+
+
+def _shown(value: float) -> str:
+    return str(int(value)) if value.is_integer() else str(value)
 
 
 def _apply_period(reading: Reading, terms: list[Term], english: bool) -> None:

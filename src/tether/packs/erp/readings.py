@@ -17,6 +17,7 @@ class Reading:
     shape: str  # list | count | field | aggregate | group | top
     filters: dict[str, Any] = field(default_factory=dict)  # the form's own filter parameters
     where: list[tuple[str, str, Any]] = field(default_factory=list)  # (column, op, value) beyond them
+    having: list[tuple[str, str, Any]] = field(default_factory=list)  # on a group's sum: 总库存低于10
     said: list[str] = field(default_factory=list)  # each filter as the answer states it
     measure: FieldMeta | None = None
     agg: str | None = None  # sum | avg | max | min
@@ -33,7 +34,9 @@ class Reading:
 
     @property
     def needs_sql(self) -> bool:
-        return self.shape in ("aggregate", "group", "top") or bool(self.where) or self.distinct is not None
+        return (
+            self.shape in ("aggregate", "group", "top") or bool(self.where or self.having) or self.distinct is not None
+        )
 
 
 @dataclass

@@ -28,13 +28,19 @@ def owed_field(form: FormMeta) -> FieldMeta | None:
 def money_field(form: FormMeta, text: str = "") -> FieldMeta | None:
     """The form's amount: its total, or what is still owed when the question asks that."""
     numeric = [f for f in form.fields if f.numeric]
-    if lexicon.OWED.search(text) and (owed := owed_field(form)) is not None:
+    if (lexicon.OWED.search(text) or _named_as_owed(form, text)) and (owed := owed_field(form)) is not None:
         return owed
     for word in ("合计", "金额", "余额"):
         hit = next((f for f in numeric if says(f, word) and not says(f, "不含税")), None)
         if hit:
             return hit
     return price_field(form) if lexicon.PRICE.search(text) else None
+
+
+def _named_as_owed(form: FormMeta, text: str) -> bool:
+    """逾期应收最多的客户 / 应付有多少: a form named as what is owed (应收, 应付账款, 欠款) — its
+    amount is the balance, not the bills' totals."""
+    return any(w in text and re.search(r"应收|应付|欠", w) for w in (form.name, *form.aliases))
 
 
 def price_field(form: FormMeta) -> FieldMeta | None:
@@ -87,19 +93,10 @@ def group_word(text: str) -> str | None:
 def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: int | None) -> None:
     form = reading.form
     own_labels = [t for t in terms if t.form_id == form.form_id and t.kind == "label"]
-    numeric = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.numeric]
+    numeric = _numbers_named(reading, own_labels)
     if _latest(reading, text, terms, top):
         return
-    grouped = group_column(form, group_word(text))
-    if top:
-        reading.shape, reading.top = "top", top
-        reading.ascending = bool(lexicon.MIN.search(residual)) and not lexicon.MAX.search(residual)
-        reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
-        reading.group = grouped
-        return
-    if grouped:
-        reading.shape, reading.group = "group", grouped
-        reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
+    if _grouped(reading, text, residual, numeric, top):
         return
     named = {t.span for t in terms if t.form_id == form.form_id and t.kind in ("name", "alias")}
     if _unit_price(reading, text, residual):
@@ -108,6 +105,10 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     if quantity is not None and lexicon.REMAIN.search(text) and not lexicon.KINDS.search(text):
         # 还剩几个 / 库存多少: the sum of the quantity, with the rows it adds up beside it
         reading.shape, reading.agg, reading.measure, reading.beside = "aggregate", "sum", quantity, True
+        return
+    if (counted := _units_of(reading, numeric, residual)) is not None:
+        # 骨架油封缺口多少个: the named number's value (its sum over the rows), never a row count
+        reading.shape, reading.agg, reading.measure, reading.beside = "aggregate", "sum", counted, True
         return
     if lexicon.COUNT.search(residual):
         reading.shape = "count"
@@ -132,10 +133,49 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
     if numeric and lexicon.SUM.search(residual):
         reading.shape, reading.agg, reading.measure = "aggregate", "sum", numeric[0]
         return
-    money = money_field(form, text) if lexicon.MONEY.search(text) else None
+    money = money_field(form, text) if lexicon.MONEY.search(text) or _how_much(residual) else None
     money = money or next((f for f in numeric if f.type == "number" and not _is_filtered(reading, f)), None)
     if money is not None:  # 报价单和金额, 所有报价单的含税合计是多少: a list of amounts carries their total
         reading.measure, reading.beside = money, True
+
+
+def _grouped(reading: Reading, text: str, residual: str, numeric: list[FieldMeta], top: int | None) -> bool:
+    """A total compared per record (总库存低于10的物料), a top-N, or a group-by."""
+    form = reading.form
+    grouped = group_column(form, group_word(text))
+    if reading.having:  # 总库存低于10的物料: the records (物料) whose rows add up below 10
+        reading.shape, reading.group = "group", grouped or group_column(form, text)
+        reading.measure = form.field(reading.having[0][0])
+        return True
+    if not (top or grouped):
+        return False
+    reading.shape, reading.top, reading.group = ("top" if top else "group"), top, grouped
+    if top:
+        reading.ascending = bool(lexicon.MIN.search(residual)) and not lexicon.MAX.search(residual)
+    reading.measure = numeric[0] if numeric else (money_field(form, text) or _stock_measure(form, text))
+    return True
+
+
+def _numbers_named(reading: Reading, own_labels: list[Term]) -> list[FieldMeta]:
+    """The numbers the question names that no filter or comparison took (逾期的应收最多: 逾期 is a
+    filter there, not the number ranked)."""
+    compared = {column for column, _, _ in reading.where}
+    fields = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.numeric]
+    return [f for f in fields if not _is_filtered(reading, f) and f.column not in compared]
+
+
+def _how_much(residual: str) -> bool:
+    """还没付的应付有多少: an amount asked of a list — its total, with the rows."""
+    return bool(re.search(r"多少(?!\s*[个张条家笔单位种份名项次批])|how much", residual, re.I))
+
+
+_UNITS = re.compile(r"(?:多少|几)\s*(?:个|台|件|只|根|套|米|公斤|吨|pcs)", re.I)
+
+
+def _units_of(reading: Reading, numeric: list[FieldMeta], residual: str) -> FieldMeta | None:
+    """The number a question names (no filter took it) and counts in units (缺口多少个, 在途数量几台):
+    that number, not the count of rows."""
+    return next(iter(numeric), None) if _UNITS.search(residual) else None
 
 
 def _is_filtered(reading: Reading, f: FieldMeta) -> bool:
@@ -204,9 +244,12 @@ def _which_is_extreme(reading: Reading, text: str, residual: str, numeric: list[
         return False
     word = which.group("w") if "w" in which.groupdict() and which.group("w") else which.groupdict().get("e")
     measure = numeric[0] if numeric else (money_field(reading.form, text) or _stock_measure(reading.form, text))
-    if measure is None:
-        return False
     column = group_column(reading.form, word)
+    if measure is None:  # 哪个业务员负责的客户最多: the group with the most records
+        if column is None or column in KEY_COLUMNS or lexicon.MONEY.search(text):
+            return False
+        reading.shape, reading.top, reading.group, reading.ascending = "top", 1, column, smallest
+        return True
     reading.shape, reading.top, reading.measure, reading.ascending = "top", 1, measure, smallest
     reading.group = None if column in KEY_COLUMNS else column
     return True

@@ -7,8 +7,9 @@ both.
 
 ``select`` is one of:
 ``{"kind": "aggregate", "agg": sum|avg|max|min, "measure"}`` → measure, record_count;
-``{"kind": "group", "group", "beside"?, "measure"?, "ascending"?, "limit"?}`` → group, beside,
-record_count, measure (ordered by the measure's sum, else the count);
+``{"kind": "group", "group", "beside"?, "measure"?, "ascending"?, "limit"?, "having"?}`` → group,
+beside, record_count, measure (ordered by the measure's sum, else the count; ``having``: ``[op, value]``
+on that sum — 总库存低于10的物料);
 ``{"kind": "count", "distinct"?}`` → record_count;
 ``{"kind": "rows", "columns", "order"?, "ascending"?, "limit"?}`` → those columns.
 ``where``: ``[column, op, value]`` conditions beyond the form's filters (``=``, ``!=``, ``>``, ``>=``,
@@ -111,8 +112,14 @@ def summarize(rows: list[dict[str, Any]], select: dict[str, Any], where: list[tu
                 line.append(max((str(m.get(beside)) for m in members if m.get(beside) is not None), default=None))
             line.append(len(members))
             if summed:
-                line.append(sum(v for m in members if (v := _number(m.get(summed))) is not None))
+                values = [v for m in members if (v := _number(m.get(summed))) is not None]
+                line.append(sum(values) if values else None)  # SQL's SUM: no values, no sum
             table.append(line)
+        if having := select.get("having"):
+            test = _OPS.get(str(having[0]))
+            if test is None or not summed:
+                raise _bad("select.having must be [op, value] over a measure")
+            table = [line for line in table if line[-1] is not None and test(line[-1], _number(having[1]))]
         table.sort(key=lambda line: line[-1] or 0, reverse=not select.get("ascending"))
         columns = [group, *([beside] if beside else []), "record_count", *([summed] if summed else [])]
         return _result(columns, table[: _limit(select, 50)])
