@@ -908,3 +908,31 @@ def test_a_total_compared_is_each_records_total_not_each_row(question: str) -> N
     sql = plans.build_sql(r)
     assert "GROUP BY material_code HAVING SUM(qty) <" in sql and "WHERE" not in sql
     assert reading("库存低于10的物料", WAREHOUSE).where == [("qty", "<", 10.0)]  # each row, without 总
+
+
+@pytest.mark.parametrize("question", ["这个月开了几张发票，合计多少", "今年一共开了多少张发票，金额多少"])
+def test_a_count_asked_with_a_sum_is_the_sum_which_says_the_count(question: str) -> None:
+    r = reading(question, FINANCE)
+    assert r.shape == "aggregate" and r.agg == "sum" and r.measure and r.measure.column == "total_amount"
+    assert reading("恒达今年一共下了几个订单", SALES).shape == "count"  # 一共 leads the count: no sum asked
+
+
+def test_a_count_asked_with_each_one_lists_the_records() -> None:
+    assert reading("六角螺栓一共有几种规格，分别是啥").shape == "list"
+
+
+def test_a_form_not_granted_named_whole_is_refused_even_where_a_granted_field_shares_its_name() -> None:
+    denied = Catalog(FINANCE.forms, FINANCE.rows, [f for f in ALL.values() if f not in FINANCE.forms])
+    outcome = read("上个月销售订单金额合计是多少", denied, TODAY)
+    assert isinstance(outcome, Refusal) and outcome.outcome == "not_granted" and "销售订单" in outcome.text
+    assert isinstance(read("销售发票有几张", denied, TODAY), Reading)
+
+
+def test_an_english_data_value_in_pinyin_is_read_as_the_value_and_said() -> None:
+    r = reading("Which customers are in Suzhou?")
+    assert r.filters == {"city": "苏州"} and r.english and r.said[0] == "(read “Suzhou” as “苏州”)"
+
+
+def test_a_bill_of_another_form_is_never_a_filter_of_this_one() -> None:
+    outcome = read("SO202611-0001的发货单号", SALES, TODAY)
+    assert not (isinstance(outcome, Reading) and outcome.form.form_id == "2003")

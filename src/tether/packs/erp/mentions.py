@@ -11,7 +11,7 @@ from rapidfuzz import fuzz
 
 from tether.packs.erp import grammar, lexicon
 from tether.packs.erp.metadata import KEY_COLUMNS, FormMeta, Seen
-from tether.packs.erp.wording import CJK, chunks, free
+from tether.packs.erp.wording import CJK, chunks, free, per_catalog
 
 FUZZY_MIN = 85.0  # rapidfuzz partial ratio a near-miss name must reach
 WHOLE_MIN = 3  # values this long are found whole before filler words split them (单片机 is not 单 + 片机)
@@ -27,21 +27,10 @@ class Mention:
     seen: Seen
 
 
-_KEPT: dict[int, tuple[list[Seen], dict[str, list[tuple[str, Seen]]]]] = {}
-KEPT_MAX = 64  # catalogs whose value index is kept (a catalog lives a minute; its rows never change)
-
-
 def _values(rows: list[Seen]) -> dict[str, list[tuple[str, Seen]]]:
     """value (lowercase) -> [(column, row)] over every identifying value seen; built once per
     catalog's rows (the index, not the question, is what costs on a large catalog)."""
-    kept = _KEPT.get(id(rows))
-    if kept is not None and kept[0] is rows:
-        return kept[1]
-    if len(_KEPT) >= KEPT_MAX:
-        _KEPT.clear()
-    out = _index_values(rows)
-    _KEPT[id(rows)] = (rows, out)
-    return out
+    return per_catalog("values", rows, _index_values)
 
 
 def _index_values(rows: list[Seen]) -> dict[str, list[tuple[str, Seen]]]:

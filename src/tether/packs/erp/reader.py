@@ -28,9 +28,9 @@ from tether.packs.erp.mentions import (
 )
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
-from tether.packs.erp.respell import respelled
+from tether.packs.erp.respell import respelled, romanized
 from tether.packs.erp.shapes import group_column, group_word, money_field, owed_field, quantity_field, says, shape
-from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, cores, find_terms, free
+from tether.packs.erp.wording import ALIAS, CJK, GAPPED, LABEL, NAME, Term, blank, cores, find_terms, free, not_yet
 
 _PUNCT = re.compile(r"[？?。！!，,、：:；;“”\"'（）()《》<>【】\[\]]+")
 BILL = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2})(\d{6}-\d{4})(?![0-9])")
@@ -102,12 +102,20 @@ def _demote_fields(
             score[a] -= NAME
 
 
-def read(question: str, catalog: Catalog, today: date, prefer: str | None = None, retyped: bool = False) -> Outcome:
+def read(
+    question: str,
+    catalog: Catalog,
+    today: date,
+    prefer: str | None = None,
+    retyped: bool = False,
+    english: bool | None = None,
+) -> Outcome:
     """``prefer``: the user's answer to an earlier question (a form's name or a record's);
-    ``retyped``: the question is already a sound-alike typo read again (``respell``)."""
-    text = _normal(question)
-    english = not CJK.search(question)
+    ``retyped``: the question is already a sound-alike typo read again (``respell``); ``english``:
+    the language of the answer, where the question's own text no longer tells (Shanghai → 上海)."""
+    english = not CJK.search(question) if english is None else english
     forms = catalog.forms
+    text = not_yet(_normal(question), forms)
     if not forms:
         return Refusal(_no_forms(english))
     period, comps, top, taken = _spoken(text, today, forms)
@@ -119,6 +127,8 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
             return Refusal(_unknown_words([bill_no], forms, english))
         taken.append(m.span())
     terms = find_terms(text, forms, taken)
+    if denied := _denied_named(text, catalog, terms, english):
+        return denied
     terms += _referred(terms, forms)
     taken += [t.span for t in terms] + _left(text, taken + [t.span for t in terms], forms)
     mentions, unknown = find_mentions(text, taken, catalog.rows, forms)
@@ -126,10 +136,7 @@ def read(question: str, catalog: Catalog, today: date, prefer: str | None = None
     if prefer:
         mentions = [narrow(g, prefer) for g in mentions]
     if unknown:
-        fixes = [] if retyped else respelled(text, unknown, forms)
-        if fixes:
-            return _retyped(text, fixes, catalog, today, prefer, english)
-        return _not_granted(text, catalog, english) or Refusal(_unknown_words(unknown, forms, english))
+        return _unplaced(text, unknown, catalog, today, prefer, retyped, english)
     chosen = _choose_form(terms, mentions, forms, bill_form)
     if prefer and (named := next((f.form_id for f in forms if f.name == prefer), None)):
         chosen = [named]
@@ -174,13 +181,25 @@ def _one_form(
     return form
 
 
+def _unplaced(
+    text: str, unknown: list[str], catalog: Catalog, today: date, prefer: str | None, retyped: bool, english: bool
+) -> Outcome:
+    """Words nothing explained: a typo read again (发漂 → 发票), an English data value (Shanghai →
+    上海), a form the caller is not granted, or the words named back."""
+    forms = catalog.forms
+    fixes = [] if retyped else respelled(text, unknown, forms) or (romanized(unknown, catalog.rows) if english else [])
+    if fixes:
+        return _retyped(text, fixes, catalog, today, prefer, english)
+    return _not_granted(text, catalog, english) or Refusal(_unknown_words(unknown, forms, english))
+
+
 def _retyped(
     text: str, fixes: list[tuple[str, str]], catalog: Catalog, today: date, prefer: str | None, english: bool
 ) -> Outcome:
     """The question read again with its sound-alike typos mended (发漂 → 发票); a reading says so."""
     for typed, meant in fixes:
         text = text.replace(typed, meant)
-    outcome = read(text, catalog, today, prefer, retyped=True)
+    outcome = read(text, catalog, today, prefer, retyped=True, english=english)
     if isinstance(outcome, Reading):
         said = (
             ", ".join(f"“{t}” as “{m}”" for t, m in fixes) if english else "、".join(f"“{t}”按“{m}”" for t, m in fixes)
@@ -371,7 +390,8 @@ def _apply(
         _apply_options(reading, terms)
     if bill_no:
         flt = next((f for f in form.filters if f.column == "bill_no"), None)
-        if flt is None:
+        other = form.bill_prefix and not bill_no.upper().startswith(form.bill_prefix.upper())
+        if flt is None or other:  # SO…这个订单发货了吗 on 发货单: a DN number filter never takes an SO
             return Refusal(_unknown_words([bill_no], [form], english))
         reading.filters[flt.name] = bill_no
         reading.said.append(f"{flt.label} = {bill_no}")
@@ -628,9 +648,33 @@ def _not_granted(text: str, catalog: Catalog, english: bool) -> Refusal | None:
         return None
     granted = {t.span for t in find_terms(text, catalog.forms, []) if t.kind in ("name", "alias")}
     named = [t for t in find_terms(text, catalog.denied, []) if t.kind in ("name", "alias") and t.span not in granted]
-    names = list(dict.fromkeys(f.name for t in named for f in catalog.denied if f.form_id == t.form_id))
-    if not names:
+    return _refused([t.form_id for t in named], catalog, english) if named else None
+
+
+def _denied_named(text: str, catalog: Catalog, terms: list[Term], english: bool) -> Refusal | None:
+    """上个月销售订单金额合计 to finance, who reads 销售发票 but not 销售订单: a form the caller is not
+    granted, named by its name where no granted form is named (its word may be a granted form's
+    field: 销售订单号 on an invoice) — said as not granted, never read on the form holding that field.
+    发票的销售订单号 names the invoices, and is theirs."""
+    if not catalog.denied:
         return None
+    own = [t.span for t in terms if t.kind in ("name", "alias")]
+    named = [
+        t
+        for t in find_terms(text, catalog.denied, [])
+        if t.kind == "name" and not any(a <= t.span[0] and t.span[1] <= b for a, b in own)
+    ]
+    if not named or any(not any(_overlap(s, t.span) for t in named) for s in own):
+        return None
+    return _refused([t.form_id for t in named], catalog, english)
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _refused(form_ids: list[str], catalog: Catalog, english: bool) -> Refusal:
+    names = list(dict.fromkeys(f.name for i in form_ids for f in catalog.denied if f.form_id == i))
     if english:
         return Refusal(f"You are not granted the form {' / '.join(names)}.", "not_granted")
     return Refusal(f"您没有{'、'.join(names)}的权限。", "not_granted")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from tether.packs.erp.metadata import FormMeta
+from tether.packs.erp.metadata import FormMeta, Seen
 from tether.packs.erp.wording import metadata_words, per_catalog
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
@@ -58,6 +58,34 @@ def respelled(text: str, unknown: list[str], forms: list[FormMeta]) -> list[tupl
         if fix not in found:
             found.append(fix)
     return found
+
+
+def romanized(unknown: list[str], rows: list[Seen]) -> list[tuple[str, str]]:
+    """(typed, meant) for each unknown English word that is a value of the data written in pinyin
+    (Shanghai → 上海, Which customers are in Shanghai?): the one short value seen that sounds
+    exactly so; [] when any word is not one, or is several."""
+    index: dict[str, set[str]] | None = None
+    found: list[tuple[str, str]] = []
+    for word in unknown:
+        if not re.fullmatch(r"[A-Za-z]{4,}", word):
+            return []
+        index = index if index is not None else per_catalog("pinyin", rows, _build_pinyin)
+        meant = index.get(word.lower(), set())
+        if len(meant) != 1:
+            return []
+        found.append((word, meant.pop()))
+    return found
+
+
+def _build_pinyin(rows: list[Seen]) -> dict[str, set[str]]:
+    from pypinyin import lazy_pinyin
+
+    index: dict[str, set[str]] = {}
+    for row in rows:
+        for value in row.values.values():
+            if isinstance(value, str) and 2 <= len(value) <= 4 and _CJK_RUN.fullmatch(value):
+                index.setdefault("".join(lazy_pinyin(value)).lower(), set()).add(value)
+    return index
 
 
 def _fix(text: str, start: int, end: int, index: dict[tuple[str, ...], set[str]]) -> tuple[str, str] | None:

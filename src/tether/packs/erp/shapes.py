@@ -110,9 +110,7 @@ def shape(reading: Reading, text: str, residual: str, terms: list[Term], top: in
         # 骨架油封缺口多少个: the named number's value (its sum over the rows), never a row count
         reading.shape, reading.agg, reading.measure, reading.beside = "aggregate", "sum", counted, True
         return
-    if lexicon.COUNT.search(residual):
-        reading.shape = "count"
-        reading.distinct = _counted_field(reading, own_labels, named)
+    if _counted(reading, text, residual, numeric, own_labels, named):
         return
     if _which_is_extreme(reading, text, residual, numeric):
         return
@@ -162,6 +160,59 @@ def _numbers_named(reading: Reading, own_labels: list[Term]) -> list[FieldMeta]:
     compared = {column for column, _, _ in reading.where}
     fields = [t.target for t in own_labels if isinstance(t.target, FieldMeta) and t.target.numeric]
     return [f for f in fields if not _is_filtered(reading, f) and f.column not in compared]
+
+
+def _counted(
+    reading: Reading,
+    text: str,
+    residual: str,
+    numeric: list[FieldMeta],
+    own_labels: list[Term],
+    named: set[tuple[int, int]],
+) -> bool:
+    """A question with a count in it: the count, the rows beside it, or the sum it comes with."""
+    counts = lexicon.COUNT.search(residual) is not None
+    if counts and _EACH_ONE.search(residual):
+        return True  # 一共有几种规格，分别是啥: the records listed, with how many there are
+    if (summed := _units_summed(reading, residual)) is not None:
+        # 成品仓里深沟球轴承加起来一共多少个: the stock's quantity added up, not its rows counted
+        reading.shape, reading.agg, reading.measure, reading.beside = "aggregate", "sum", summed, True
+        return True
+    if counts and (total := _total_too(reading, text, residual, numeric)) is not None:
+        # 这个月开了几张发票，金额多少: the sum, which says how many records it adds up
+        reading.shape, reading.agg, reading.measure = "aggregate", "sum", total
+        return True
+    if counts:
+        reading.shape = "count"
+        reading.distinct = _counted_field(reading, own_labels, named)
+    return counts
+
+
+def _total_too(reading: Reading, text: str, residual: str, numeric: list[FieldMeta]) -> FieldMeta | None:
+    """The amount a count is asked with (几张单，合计多少 / 价税合计多少): the number named, else the
+    form's amount — where the question asks a sum or how much beside the count."""
+    rest = _COUNTED.sub("", residual)
+    if not (lexicon.SUM.search(rest) or lexicon.HOW_MUCH.search(text) or lexicon.MONEY.search(rest)):
+        return None
+    return next(iter(numeric), None) or money_field(reading.form, text)
+
+
+# the records themselves asked beside their count (分别是啥, 都有哪些, 是哪些)
+_EACH_ONE = re.compile(r"分别是|分别有|各是|都是(?:什么|啥|哪)|是哪些|有哪些|都有哪|which (?:are|ones)", re.I)
+# a count in units with nothing after it (加起来一共多少个), not of a thing named (多少个仓库: □)
+_UNITS_ALONE = re.compile(r"(?:多少|几)\s*(?:个|台|件|只|根|套|米|公斤|吨|桶|盒|pcs)(?!\s*□)", re.I)
+
+
+def _units_summed(reading: Reading, residual: str) -> FieldMeta | None:
+    """The quantity added up where the question sums (加起来, 一共) a count in units on a form that
+    holds a quantity — the pieces, not the rows."""
+    if not (lexicon.SUM.search(residual) and _UNITS_ALONE.search(residual)):
+        return None
+    return quantity_field(reading.form)
+
+
+# a count with the words that lead it (一共下了几个订单 asks how many, not a sum)
+_COUNTED = re.compile(rf"(?:一共|总共|共计|总计|累计|in total)?[^，。,?？\s]{{0,3}}?(?:{lexicon.COUNT.pattern})", re.I)
 
 
 def _how_much(residual: str) -> bool:
@@ -220,7 +271,7 @@ def _stock_measure(form: FormMeta, text: str) -> FieldMeta | None:
 def _counted_field(reading: Reading, own_labels: list[Term], named: set[tuple[int, int]]) -> FieldMeta | None:
     """一共有几个仓库 over the stock ledger counts its warehouses, not its rows: the one text field
     the question names that is neither the form itself nor a filter it applied."""
-    filtered = _filtered_columns(reading)
+    filtered = _filtered_columns(reading) | {column for column, _, _ in reading.where}
     fields = {
         t.target.column: t.target
         for t in own_labels

@@ -14,6 +14,7 @@ from tether.packs.erp.metadata import FormMeta
 from tether.packs.erp.schema import without_unit
 
 T = TypeVar("T")
+S = TypeVar("S")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NAME, ALIAS, LABEL, GAPPED = 10.0, 8.0, 3.0, 5.0
 
@@ -49,13 +50,14 @@ def aliases(form: FormMeta) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*form.aliases, *words]))
 
 
-_KEPT: dict[tuple[str, int], tuple[list[FormMeta], Any]] = {}
+_KEPT: dict[tuple[str, int], tuple[list[Any], Any]] = {}
 KEPT_MAX = 128
 
 
-def per_catalog(name: str, forms: list[FormMeta], build: Callable[[list[FormMeta]], T]) -> T:
-    """``build(forms)``, kept while the catalog's forms list is alive (an index a catalog's
-    metadata gives: the terms here, their sounds in ``respell``); ``name`` tells the indexes apart."""
+def per_catalog(name: str, forms: list[S], build: Callable[[list[S]], T]) -> T:
+    """``build(forms)``, kept while that list of the catalog's is alive (an index its forms or its
+    rows give: the terms here, their sounds in ``respell``, the values in ``mentions``); ``name``
+    tells the indexes apart."""
     kept = _KEPT.get((name, id(forms)))
     if kept is not None and kept[0] is forms:
         return cast(T, kept[1])
@@ -69,6 +71,21 @@ def per_catalog(name: str, forms: list[FormMeta], build: Callable[[list[FormMeta
 def _index(forms: list[FormMeta]) -> list[tuple[str, str, float, str, Any]]:
     """(term, form id, weight, kind, target), longest terms first; built once per catalog."""
     return per_catalog("terms", forms, _build_index)
+
+
+_NOT_YET = re.compile(r"(?:还)?没有?(?=(?P<w>[\u4e00-\u9fff]{2}))")
+
+
+def not_yet(text: str, forms: list[FormMeta]) -> str:
+    """还没到期 → 未到期: a 没 said before a word the metadata says with 未 (an option 未到期, a
+    label 未收余额) is that word; any other 没 stays as said."""
+    words = per_catalog("words", forms, lambda fs: set(metadata_words(fs)))
+
+    def sub(m: re.Match[str]) -> str:
+        said = m.group("w")
+        return "未" if any(w.startswith("未" + said) for w in words) else m.group(0)
+
+    return _NOT_YET.sub(sub, text)
 
 
 def metadata_words(forms: list[FormMeta]) -> list[str]:
