@@ -910,7 +910,9 @@ def test_a_total_compared_is_each_records_total_not_each_row(question: str) -> N
     assert reading("库存低于10的物料", WAREHOUSE).where == [("qty", "<", 10.0)]  # each row, without 总
 
 
-@pytest.mark.parametrize("question", ["这个月开了几张发票，合计多少", "今年一共开了多少张发票，金额多少"])
+@pytest.mark.parametrize(
+    "question", ["这个月开了几张发票，合计多少", "今年一共开了多少张发票，金额多少", "今年开了几张发票，价税合计多少"]
+)
 def test_a_count_asked_with_a_sum_is_the_sum_which_says_the_count(question: str) -> None:
     r = reading(question, FINANCE)
     assert r.shape == "aggregate" and r.agg == "sum" and r.measure and r.measure.column == "total_amount"

@@ -192,7 +192,8 @@ def _total_too(reading: Reading, text: str, residual: str, numeric: list[FieldMe
     """The amount a count is asked with (几张单，合计多少 / 价税合计多少): the number named, else the
     form's amount — where the question asks a sum or how much beside the count."""
     rest = _COUNTED.sub("", residual)
-    if not (lexicon.SUM.search(rest) or lexicon.HOW_MUCH.search(text) or lexicon.MONEY.search(rest)):
+    asked = lexicon.SUM.search(rest) or lexicon.HOW_MUCH.search(text) or lexicon.MONEY.search(rest)
+    if not (asked or (numeric and _how_much(rest))):  # 价税合计多少: a number named, asked how much
         return None
     return next(iter(numeric), None) or money_field(reading.form, text)
 
