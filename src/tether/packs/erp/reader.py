@@ -27,6 +27,7 @@ from tether.packs.erp.mentions import (
     same_records,
 )
 from tether.packs.erp.metadata import Catalog, FieldMeta, FilterMeta, FormMeta
+from tether.packs.erp.plans import number_text
 from tether.packs.erp.readings import Ask, Outcome, Reading, Refusal
 from tether.packs.erp.respell import respelled, romanized
 from tether.packs.erp.shapes import group_column, group_word, money_field, owed_field, quantity_field, says, shape
@@ -584,7 +585,7 @@ def _apply_comparison(
         if labels and _TOTAL_OF.search(text[: labels[0].span[0]]) and column in form.columns:
             # 总库存低于10的物料: the total of each record's rows is compared, not each row
             reading.having.append((column, c.op, c.value))
-            reading.said.append(f"{form.label_of(column)}合计 {op_word} {_shown(c.value)}")
+            reading.said.append(f"{form.label_of(column)}合计 {op_word} {number_text(c.value)}")
             return None
     if column is None or column not in form.columns:
         what = c.phrase
@@ -592,15 +593,11 @@ def _apply_comparison(
             f"“{what}”: {form.name} has no such number." if english else f"“{what}”：{form.name}没有可比较的数值字段。"
         )
     reading.where.append((column, c.op, c.value))
-    reading.said.append(f"{form.label_of(column)} {op_word} {_shown(c.value)}")
+    reading.said.append(f"{form.label_of(column)} {op_word} {number_text(c.value)}")
     return None
 
 
 _TOTAL_OF = re.compile(r"(?:总|合计|加起来|一共|total)\s*$", re.I)
-
-
-def _shown(value: float) -> str:
-    return str(int(value)) if value.is_integer() else str(value)
 
 
 def _apply_period(reading: Reading, terms: list[Term], english: bool) -> None:
